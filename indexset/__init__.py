@@ -1,0 +1,24 @@
+"""indexset: decide, with proof, whether an MLP block absorbs its skip connection.
+
+Main entry points::
+
+    from indexset import Instance, verify, witness, solve
+    inst = Instance.load("instances/planted_d2_n12.npz")
+    result = solve(inst)          # Result: status, index_set, reason, ...
+"""
+
+from .errors import InputError
+from .instance import Instance
+from .result import Result
+from .verify import Verification, verify
+from .witness import check_forward, witness
+
+__all__ = ["InputError", "Instance", "Result", "Verification", "verify", "witness", "check_forward", "solve"]
+__version__ = "0.1.0"
+
+
+def solve(instance, **options):
+    """Decide whether ``instance`` absorbs its skip; see :func:`indexset.solver.solve`."""
+    from .solver import solve as _solve
+
+    return _solve(instance, **options)

@@ -1,0 +1,231 @@
+"""Registry of activations: odd-part coefficient, impossibility class, forward.
+
+MATH.md §2 lists the *odd-linear* activations, those with
+``σ(z) − σ(−z) = c·z``; for them absorption reduces to the index-set
+condition (★). MATH.md §4 lists the classes for which absorption is
+impossible for every weight. Everything else is refused as unknown input,
+except the sigmoid-gated GLU, which is recognised but not covered by any
+theorem (its verdict is always "unknown").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+from scipy.special import erf, expit
+
+from .errors import InputError
+
+ODD_LINEAR = "odd_linear"
+HOMOGENEOUS = "homogeneous"
+GATED = "gated"
+UNCOVERED = "uncovered"
+
+
+@dataclass(frozen=True)
+class Activation:
+    """What indexset knows about one activation.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name as written in instance files (``leaky_relu:1/3``).
+    kind : str
+        One of ``odd_linear``, ``homogeneous``, ``gated``, ``uncovered``.
+    c : Fraction or None
+        Odd-part coefficient for odd-linear activations.
+    extension : bool
+        True when the result used for this activation goes beyond the paper
+        (MATH.md marks it "(extension)").
+    exact_forward : bool
+        True when σ maps rationals to rationals (ReLU, leaky ReLU), so the
+        witness forward check can be done exactly.
+    reason : str
+        The theorem or argument behind every verdict for this class.
+    forward : callable
+        ``forward(z)`` for ungated activations; ``forward(gate, value)`` for
+        gated ones. numpy in, numpy out.
+    gate : callable or None
+        The gate function g of a gated block.
+    degree : int or None
+        Degree of positive homogeneity (for the homogeneous class).
+    """
+
+    name: str
+    kind: str
+    c: Fraction | None = None
+    extension: bool = False
+    exact_forward: bool = False
+    reason: str = ""
+    forward: Callable = field(default=None, repr=False, compare=False)
+    gate: Callable | None = field(default=None, repr=False, compare=False)
+    degree: int | None = None
+
+    @property
+    def gated(self) -> bool:
+        """Whether blocks with this activation carry a gate projection."""
+        return self.gate is not None
+
+    def exact_relu_like(self, value: Fraction) -> Fraction:
+        """Apply σ exactly to one rational (ReLU and leaky ReLU only)."""
+        if not self.exact_forward:
+            raise ValueError(f"{self.name} has no exact rational forward")
+        if value >= 0:
+            return value
+        # ReLU and leaky ReLU: σ(v) = α·v below zero, with α = c − 1.
+        return (self.c - 1) * value
+
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+def _gelu(z):
+    return 0.5 * z * (1.0 + erf(z / math.sqrt(2.0)))
+
+
+def _gelu_tanh(z):
+    inner = math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)
+    return 0.5 * z * (1.0 + np.tanh(inner))
+
+
+def _silu(z):
+    return z * expit(z)
+
+
+def _softplus(z):
+    return np.logaddexp(0.0, z)
+
+
+def _relu2(z):
+    return np.maximum(z, 0.0) ** 2
+
+
+def _gated(gate):
+    def forward(gate_pre, value_pre):
+        return gate(gate_pre) * value_pre
+
+    return forward
+
+
+_ODD_REASON = (
+    "MATH.md §2-3: σ(z) − σ(−z) = c·z, so the block is absorbable iff some "
+    "index set S has c·W_down[:,S]·W_up[S,:] = −A (weights nondegenerate)"
+)
+_EXTENSION_NOTE = " (extension beyond the paper: necessity by the same even/odd argument)"
+_HOMOGENEOUS_REASON = (
+    "MATH.md §4 degree argument: σ is positively homogeneous of degree {k} ≠ 1, "
+    "so scaling x by t gives t·A·x = t^{k}·(B' − B)(x) for all t, impossible for "
+    "invertible A; no weights absorb the skip"
+)
+_GATED_REASON = (
+    "MATH.md §4 linearisation argument: the gate g is differentiable at 0 with "
+    "g(0) = 0, so the gated block is O(|x|²) at 0 and its Jacobian at 0 cannot "
+    "cancel the invertible skip; no weights absorb it"
+)
+
+
+def _odd(name, c, fn, *, extension=False, exact=False):
+    reason = _ODD_REASON + (_EXTENSION_NOTE if extension else "")
+    return Activation(name, ODD_LINEAR, Fraction(c), extension, exact, reason, fn)
+
+
+_FIXED = {
+    "relu": _odd("relu", 1, _relu, exact=True),
+    "gelu": _odd("gelu", 1, _gelu),
+    "gelu_tanh": _odd("gelu_tanh", 1, _gelu_tanh),
+    "silu": _odd("silu", 1, _silu, extension=True),
+    "softplus": _odd("softplus", 1, _softplus, extension=True),
+    "relu2": Activation(
+        "relu2", HOMOGENEOUS, reason=_HOMOGENEOUS_REASON.format(k=2), forward=_relu2, degree=2
+    ),
+    "reglu": Activation(
+        "reglu",
+        HOMOGENEOUS,
+        reason=_HOMOGENEOUS_REASON.format(k=2),
+        forward=_gated(_relu),
+        gate=_relu,
+        degree=2,
+    ),
+    "swiglu": Activation(
+        "swiglu", GATED, reason=_GATED_REASON.replace("g is", "g = silu is"),
+        forward=_gated(_silu), gate=_silu,
+    ),
+    "geglu": Activation(
+        "geglu", GATED, reason=_GATED_REASON.replace("g is", "g = gelu is"),
+        forward=_gated(_gelu), gate=_gelu,
+    ),
+    "glu": Activation(
+        "glu",
+        UNCOVERED,
+        reason=(
+            "MATH.md §4: the sigmoid-gated GLU has g(0) = 1/2, which none of the "
+            "paper's results covers; the answer is unknown"
+        ),
+        forward=_gated(expit),
+        gate=expit,
+    ),
+}
+
+NAMES = tuple(_FIXED) + ("leaky_relu:ALPHA",)
+
+
+def parse_fraction(text: str, source: str = "<activation>") -> Fraction:
+    """Parse a decimal or ``p/q`` string into an exact Fraction.
+
+    Raises
+    ------
+    InputError
+        If the text is not a finite rational number.
+    """
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise InputError(source, f"{text!r} is not a number (use a decimal or p/q)") from None
+    return value
+
+
+def _leaky(alpha: Fraction) -> Activation:
+    def forward(z, a=float(alpha)):
+        return np.where(z > 0, z, a * z)
+
+    name = f"leaky_relu:{alpha}"
+    c = 1 + alpha
+    if c == 0:
+        # σ(z) = z·[z>0] − z·[z<0] = |z| is even: it has no odd part at all.
+        return Activation(
+            name,
+            UNCOVERED,
+            reason="leaky_relu with α = −1 is |z|, an even function: (★) has c = 0 and no theorem applies",
+            forward=forward,
+        )
+    return _odd(name, c, forward, extension=True, exact=True)
+
+
+def get(name: str, source: str = "<activation>") -> Activation:
+    """Look up an activation by its file name.
+
+    Parameters
+    ----------
+    name : str
+        ``relu``, ``gelu``, ``gelu_tanh``, ``silu``, ``softplus``,
+        ``leaky_relu:ALPHA``, ``relu2``, ``reglu``, ``swiglu``, ``geglu``
+        or ``glu``.
+    source : str
+        File or option named in the error message.
+
+    Raises
+    ------
+    InputError
+        For any other name.
+    """
+    key = str(name).strip().lower()
+    if key in _FIXED:
+        return _FIXED[key]
+    if key.startswith("leaky_relu:"):
+        return _leaky(parse_fraction(key.split(":", 1)[1], source))
+    raise InputError(source, f"unknown activation {name!r} (known: {', '.join(NAMES)})")

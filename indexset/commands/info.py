@@ -1,0 +1,54 @@
+"""``indexset info FILE``: what an instance is, before any search."""
+
+from __future__ import annotations
+
+from ..degeneracy import find_degeneracy
+from ..instance import Instance
+from .common import emit_json
+
+
+def register(sub) -> None:
+    """Add the ``info`` subcommand."""
+    parser = sub.add_parser("info", help="shapes, activation class, skip and degeneracy of an instance")
+    parser.add_argument("file", help="instance .npz")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def describe(instance: Instance) -> dict:
+    """Everything ``info`` reports, as a JSON-ready dict."""
+    degeneracy = find_degeneracy(instance)
+    act = instance.act
+    return {
+        "file": instance.source,
+        "n": instance.n,
+        "d": instance.d,
+        "activation": instance.activation,
+        "activation_class": act.kind,
+        "odd_coefficient": None if act.c is None else str(act.c),
+        "theorem": act.reason,
+        "extension": act.extension,
+        "skip": "none (residual-free block)" if instance.residual_free else ("identity" if instance.identity_skip else "invertible matrix"),
+        "biases": instance.has_biases,
+        "denominator": instance.denominator,
+        "dtype": str(instance.W_up.dtype),
+        "degeneracy": degeneracy.to_json(),
+        "degeneracy_summary": degeneracy.describe(),
+        "metadata_keys": sorted(instance.metadata),
+    }
+
+
+def run(args) -> int:
+    """Print the description; exit 0."""
+    info = describe(Instance.load(args.file))
+    if args.json:
+        emit_json(info)
+        return 0
+    print(f"{info['file']}: block of width n = {info['n']} on R^{info['d']}")
+    print(f"  activation   {info['activation']} ({info['activation_class']}" + (f", c = {info['odd_coefficient']})" if info["odd_coefficient"] else ")"))
+    print(f"  skip         {info['skip']}; biases: {'yes' if info['biases'] else 'no'}; dtype {info['dtype']}" + (f" over {info['denominator']}" if info["denominator"] != 1 else ""))
+    print(f"  weights      {info['degeneracy_summary']}")
+    print(f"  theory       {info['theorem']}")
+    if info["metadata_keys"]:
+        print(f"  metadata     {', '.join(info['metadata_keys'])}")
+    return 0
