@@ -7,6 +7,7 @@ system from the instance's exact Fractions itself and never prunes.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -76,9 +77,7 @@ def absorbing_sets_brute(instance: Instance) -> list[list[int]]:
     rows = []
     for a, b in itertools.product(range(d), range(d)):
         rows.append([c * down[a, i] * up[i, b] for i in range(n)] + [-skip[a, b]])
-    den = 1
-    for value in itertools.chain.from_iterable(rows):
-        den = den * Fraction(value).denominator // np.gcd(den, Fraction(value).denominator)
+    den = math.lcm(1, *(Fraction(v).denominator for v in itertools.chain.from_iterable(rows)))
     integer_rows = [[int(v * den) for v in row] for row in rows]
     M = np.array([row[:-1] for row in integer_rows], dtype=object)
     t = np.array([row[-1] for row in integer_rows], dtype=object)
