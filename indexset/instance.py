@@ -292,7 +292,10 @@ def read_npz(source: str) -> dict[str, np.ndarray]:
     if os.path.isdir(source):
         raise InputError(source, "is a folder, expected an .npz file")
     try:
-        with np.load(source, allow_pickle=False) as archive:
+        loaded = np.load(source, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise InputError(source, "is a single .npy array, not an .npz archive of named arrays")
+        with loaded as archive:
             keys = list(archive.files)
             out = {}
             for key in keys:
@@ -306,7 +309,7 @@ def read_npz(source: str) -> dict[str, np.ndarray]:
                     raise InputError(source, f"array {key} is unreadable: {exc}") from None
     except InputError:
         raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - corrupt archives raise zlib.error, NotImplementedError, ...
         raise InputError(source, f"not a readable .npz archive ({type(exc).__name__})") from None
     return out
 
