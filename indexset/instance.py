@@ -322,8 +322,13 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
         raise InputError(path, "output folder does not exist")
     handle, temp = tempfile.mkstemp(suffix=".npz", dir=folder)
     try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays)
+        # Written member by member (as np.savez does) so that any key works,
+        # including ones np.savez would take as its own arguments ("file",
+        # "allow_pickle"), and so that nothing is ever pickled.
+        with os.fdopen(handle, "wb") as stream, zipfile.ZipFile(stream, "w", allowZip64=True) as archive:
+            for key, value in arrays.items():
+                with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
