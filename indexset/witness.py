@@ -67,6 +67,7 @@ def witness(instance: Instance, index_set: Iterable[int]) -> Instance:
     Instance
         A block with ``residual_free = True``, same activation and width.
     """
+    index_set = list(index_set)  # read twice below: an iterator would be empty the second time
     values = witness_values(instance, index_set)
     arrays, denominator, rounded = _represent(values, prefer_float=_has_float(instance))
     metadata = {"witness_of": str(instance.source), "witness_S": np.array(sorted(set(map(int, index_set))), dtype=np.int64)}
