@@ -134,8 +134,8 @@ def _normalise(coefficients, rhs, slack):
     if slack is None:
         g = math.gcd(g, rhs)
         return [v // g for v in coefficients], rhs // g, None
-    # |g·u − rhs| ≤ slack  ⇔  |u − rhs/g| ≤ slack/g; u is an integer, so keep
-    # integer data by scaling nothing and flooring the slack only.
+    # Tolerance rows keep their scale: the left side is an integer, so
+    # |M_r z − t_r| ≤ slack holds iff it holds with the slack rounded down.
     return coefficients, rhs, math.floor(slack)
 
 
@@ -151,3 +151,49 @@ def plain_system(A, b) -> System:
     M = np.array([[int(v) for v in row] for row in np.asarray(A)], dtype=object)
     t = np.array([int(v) for v in np.asarray(b).ravel()], dtype=object)
     return System(M.reshape(len(t), -1), t, None, list(range(len(t))))
+
+
+def fit_coefficients(system: System, bits: int = 50) -> System:
+    """A relaxation with coefficients below ``2^bits`` that keeps every solution.
+
+    Rows of a tolerance system whose numbers are too large for a 64-bit
+    model are divided by ``F = 2^k`` and rounded. For a 0/1 vector z,
+    ``|round(M/F)·z − round(t/F)| ≤ |Mz − t|/F + (n + 1)/2``, so the relaxed
+    slack ``floor(slack/F + (n + 1)/2)`` admits every original solution;
+    extra solutions it admits are removed by the exact verifier.
+
+    Parameters
+    ----------
+    system : System
+        A system with ``slack`` (tolerance mode).
+    bits : int
+        Largest bit length allowed after scaling.
+    """
+    if system.slack is None:
+        raise ValueError("only tolerance systems can be relaxed; equations must stay exact")
+    rows_M, rows_t, rows_s = [], [], []
+    for r in range(system.m):
+        numbers = [abs(int(v)) for v in system.M[r]] + [abs(int(system.t[r])), int(system.slack[r])]
+        shift = max(0, max(numbers).bit_length() - bits)
+        if shift == 0:
+            rows_M.append([int(v) for v in system.M[r]])
+            rows_t.append(int(system.t[r]))
+            rows_s.append(int(system.slack[r]))
+            continue
+        scale = 1 << shift
+        rows_M.append([_round_div(int(v), scale) for v in system.M[r]])
+        rows_t.append(_round_div(int(system.t[r]), scale))
+        rows_s.append(math.floor(Fraction(int(system.slack[r]), scale) + Fraction(system.n + 1, 2)))
+    return System(
+        np.array(rows_M, dtype=object).reshape(system.m, system.n),
+        np.array(rows_t, dtype=object),
+        np.array(rows_s, dtype=object),
+        list(system.rows),
+        system.infeasible_row,
+    )
+
+
+def _round_div(value: int, scale: int) -> int:
+    """value / scale rounded to nearest (ties away from zero is fine: error ≤ 1/2)."""
+    q, r = divmod(value, scale)
+    return q + (1 if 2 * r >= scale else 0)

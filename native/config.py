@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numba
 
-JIT_OPTIONS = {"nopython": True, "cache": True, "nogil": True, "boundscheck": False}
+JIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False}
 """Options of every ``@njit`` kernel: compiled once, cached on disk, GIL released
 so CP-SAT and an enumeration kernel can run side by side in threads."""
 

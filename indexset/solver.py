@@ -1,0 +1,294 @@
+"""``solve``: decide whether a block absorbs its skip connection, with proof.
+
+Pipeline (MATH.md §3–6, DESIGN.md):
+
+1. classify: impossible activation classes are decided by theorem;
+2. build the exact integer system ``M z = t`` of (★);
+3. exact linear algebra: span certificate, unique real solution, integer
+   lattice (z0 + K y);
+4. pruning: interval fixings (Numba), rank feasibility, independent parts;
+5. search: lattice enumeration and CP-SAT as a portfolio;
+6. every hit passes the exact verifier before it is reported.
+
+A negative answer on degenerate weights is reported as ``unknown``:
+(★) is not necessary there (MATH.md §3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from fractions import Fraction
+
+import flint
+import numpy as np
+
+from . import activations
+from .degeneracy import find_degeneracy
+from .instance import Instance
+from .portfolio import available_engines, run_portfolio
+from .prune import prune, subsystem
+from .rational import fmpz_matrix
+from .reduce import reduce_system
+from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from .system import System, build_system, fit_coefficients
+from .verify import verify
+
+MAX_LISTED = 100_000
+"""Most solutions listed by ``find_all`` when independent parts multiply."""
+
+
+class _Clock:
+    """Time limit and stop request shared by the stages."""
+
+    def __init__(self, time_limit, stop):
+        self.start = time.perf_counter()
+        self.time_limit = time_limit
+        self.stop = stop or threading.Event()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self):
+        return None if self.time_limit is None else max(0.0, self.time_limit - self.elapsed())
+
+    def expired(self) -> bool:
+        return self.stop.is_set() or (self.time_limit is not None and self.elapsed() >= self.time_limit)
+
+
+def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None) -> Result:
+    """Decide whether ``instance`` can absorb its skip connection.
+
+    Parameters
+    ----------
+    instance : Instance
+    time_limit : float, optional
+        Seconds for the whole call; past it the answer is ``unknown``
+        (with whatever was proven so far).
+    find_all : bool
+        Enumerate every index set S (``count`` and ``solutions`` filled
+        when the enumeration completes).
+    tol : Fraction, optional
+        Accept ``max |c·W_down[:,S]·W_up[S,:] + A| ≤ tol``.
+    seed : int
+        Seed for the randomised engines.
+    engines : sequence of str, optional
+        Engines for the search stage (default: every available engine).
+    stop : threading.Event, optional
+        Set it (e.g. on Ctrl-C) to stop and report what is known.
+    progress : callable, optional
+        Called with a dict of counters from time to time.
+
+    Returns
+    -------
+    Result
+        ``absorbable`` only with an exactly verified S; ``not_absorbable``
+        only with a proof; otherwise ``unknown`` with the reason.
+    """
+    clock = _Clock(time_limit, stop)
+    tol = None if tol is None else Fraction(tol)
+    result = _solve(instance, clock, find_all, tol, seed, engines, progress)
+    result.time_s = clock.elapsed()
+    return result
+
+
+def _solve(instance, clock, find_all, tol, seed, engines, progress) -> Result:
+    act = instance.act
+    if act.kind in (activations.HOMOGENEOUS, activations.GATED):
+        return Result(NOT_ABSORBABLE, act.reason, stages={"classify": act.kind}, engine="theorem", complete=True)
+    if act.kind == activations.UNCOVERED:
+        return Result(UNKNOWN, act.reason, stages={"classify": act.kind}, engine="theorem")
+    stages = {"classify": act.kind, "activation": act.name, "c": str(act.c)}
+    degeneracy = find_degeneracy(instance)
+    stages["weights"] = degeneracy.describe()
+    context = _Context(instance, degeneracy, stages, tol, find_all)
+    stage_start = time.perf_counter()
+    system = build_system(instance, tol)
+    stages["system"] = {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length(), "time_s": _since(stage_start)}
+    if system.infeasible_row is not None:
+        a, b = system.rows[system.infeasible_row]
+        return context.negative(f"entry ({a}, {b}) of c·W_down[:,S]·W_up[S,:] is 0 for every S but A[{a},{b}]/c ≠ 0" + (" beyond τ" if tol else ""), {"zero_row": [a, b]})
+    reduction = None
+    if tol is None:
+        stage_start = time.perf_counter()
+        reduction = reduce_system(system.M, system.t)
+        stages["reduce"] = dict(reduction.stages(), time_s=_since(stage_start))
+        decided = _decide_by_linear_algebra(context, system, reduction)
+        if decided is not None:
+            return decided
+    return _search(context, system, reduction, clock, seed, engines, progress)
+
+
+class _Context:
+    """What every stage needs to turn facts into a verdict."""
+
+    def __init__(self, instance, degeneracy, stages, tol, find_all):
+        self.instance = instance
+        self.degeneracy = degeneracy
+        self.stages = stages
+        self.tol = tol
+        self.find_all = find_all
+
+    @property
+    def extension(self) -> bool:
+        return self.instance.act.extension
+
+    def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
+        """``not_absorbable`` with its proof, or ``unknown`` on degenerate weights."""
+        scope = f"no index set S satisfies (★) within τ = {self.tol}" if self.tol is not None else "no index set S satisfies (★)"
+        if not self.degeneracy.nondegenerate:
+            return Result(
+                UNKNOWN,
+                f"{scope} ({proof}), but the weights are {self.degeneracy.describe()}: (★) is sufficient, "
+                "not necessary, for degenerate weights (MATH.md §3)",
+                stages=self.stages, certificate=certificate, engine=engine, complete=True, count=0, solutions=[] if self.find_all else None,
+            )
+        biases = self.instance.has_biases
+        reason = f"{scope}: {proof}; {self.instance.act.reason}"
+        if biases:
+            reason += " (with biases: necessity is an extension beyond the paper)"
+        return Result(
+            NOT_ABSORBABLE, reason, stages=self.stages, certificate=certificate, engine=engine,
+            extension=self.extension or biases, complete=True, count=0, solutions=[] if self.find_all else None,
+        )
+
+    def positive(self, supports: list, complete: bool, engine: str, note: str = "") -> Result:
+        """``absorbable`` after every support passes the exact verifier."""
+        checked = []
+        for support in supports:
+            report = verify(self.instance, support, tol=self.tol)
+            if not report.holds:
+                raise AssertionError(f"engine {engine} reported S = {support}, which fails the exact verifier")
+            checked.append(list(report.index_set))
+        first = checked[0]
+        what = "(★) holds exactly" if self.tol is None else f"max residual ≤ τ = {self.tol}"
+        reason = f"S = {first} verified exactly: {what}; witness by the flip construction (MATH.md §2)"
+        if note:
+            reason += f"; {note}"
+        return Result(
+            ABSORBABLE, reason, index_set=first, verified=True,
+            count=len(checked) if (self.find_all and complete) else None,
+            solutions=checked if self.find_all else None, stages=self.stages, engine=engine,
+            extension=self.extension, complete=complete,
+        )
+
+
+def _since(start: float) -> float:
+    return round(time.perf_counter() - start, 6)
+
+
+def _decide_by_linear_algebra(context: _Context, system: System, reduction) -> Result | None:
+    """Verdicts that need no search: span, unique solution, integer lattice."""
+    if not reduction.span_feasible:
+        return context.negative(
+            "t = vec(−A/c) is outside the column space of M (certificate y: yᵀM = 0, yᵀt ≠ 0)",
+            {"kind": "span", "y": [str(v) for v in reduction.span_certificate], "rows": [list(r) for r in system.rows]},
+        )
+    if reduction.unique_solution is not None:
+        z = reduction.unique_solution
+        if all(v in (0, 1) for v in z):
+            support = [i for i, v in enumerate(z) if v == 1]
+            return context.positive([support], True, "exact", "rank M = n: the only real solution is 0/1")
+        bad = next(i for i, v in enumerate(z) if v not in (0, 1))
+        return context.negative(
+            f"rank M = n = {system.n}, so the real solution z* of M z = t is unique, and z*[{bad}] = {z[bad]} is not 0 or 1",
+            {"kind": "unique_solution", "z_star": [str(v) for v in z]},
+        )
+    if reduction.integer_feasible is False:
+        return context.negative(reduction.lattice_reason, {"kind": "lattice"})
+    return None
+
+
+def _search(context: _Context, system: System, reduction, clock: _Clock, seed, engines, progress) -> Result:
+    stages = context.stages
+    stage_start = time.perf_counter()
+    pruning = prune(system)
+    stages["prune"] = dict(pruning.stages(), time_s=_since(stage_start))
+    if pruning.infeasible:
+        return context.negative(pruning.reason, {"kind": "interval"}, engine="prune")
+    rank_failure = _rank_infeasible(context.instance, pruning.fixed) if context.tol is None else None
+    if rank_failure:
+        return context.negative(rank_failure, {"kind": "rank"}, engine="prune")
+    parts = [part for part in pruning.components if part[0] and part[1]]
+    names = list(engines or available_engines())
+    stages["engines"] = names
+    per_part = []
+    for rows, columns in parts:
+        sub = subsystem(system, pruning.fixed, rows, columns)
+        result = _search_part(context, sub, system, reduction, pruning, len(parts) == 1, clock, seed, names, progress)
+        mapped = [[columns[i] for i in support] for support in (result.solutions or [])]
+        per_part.append((result, mapped))
+        if result.status == INFEASIBLE:
+            return context.negative(f"complete search ({result.engine}) of an independent part with units {columns} found no solution: {result.reason}", {"kind": "search", "part": columns}, engine=result.engine)
+        if result.status == UNKNOWN and not (context.find_all and mapped):
+            return _unknown(context, result, clock)
+    return _combine(context, pruning, per_part, clock)
+
+
+def _search_part(context, sub, system, reduction, pruning, whole, clock, seed, names, progress) -> Result:
+    """Search one independent part, reusing the global reduction when nothing was removed."""
+    if sub.slack is not None and not sub.fits_int64():
+        sub = fit_coefficients(sub)
+    if context.tol is None:
+        untouched = whole and sub.n == system.n and sub.m == system.m
+        part_reduction = reduction if untouched else reduce_system(sub.M, sub.t)
+        if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
+            return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
+    else:
+        part_reduction = None
+    fixed_in = int((pruning.fixed == 1).sum())
+    min_size = max(0, context.instance.d - fixed_in) if (whole and context.tol is None) else 0
+    return run_portfolio(sub, part_reduction, engines=names, find_all=context.find_all, time_limit=clock.remaining(), seed=seed, stop=clock.stop, progress=progress, min_size=min_size)
+
+
+def _rank_infeasible(instance: Instance, fixed: np.ndarray) -> str | None:
+    """(★) needs the selected W_up rows and W_down columns to span R^d."""
+    allowed = [i for i in range(instance.n) if fixed[i] != 0]
+    up, _ = instance.exact("W_up")
+    down, _ = instance.exact("W_down")
+    if not allowed:
+        return f"every unit is excluded, but (★) needs rank d = {instance.d}"
+    if fmpz_matrix(up[allowed, :]).rank() < instance.d:
+        return f"the W_up rows of the units not excluded by pruning span less than R^{instance.d}, but (★) needs rank d"
+    if fmpz_matrix(down[:, allowed]).rank() < instance.d:
+        return f"the W_down columns of the units not excluded by pruning span less than R^{instance.d}, but (★) needs rank d"
+    return None
+
+
+def _unknown(context: _Context, result: Result, clock: _Clock) -> Result:
+    why = "interrupted" if clock.stop.is_set() else "time limit reached"
+    return Result(UNKNOWN, f"{why} before a proof: {result.reason}", stages=dict(context.stages, search=result.stages), engine=result.engine)
+
+
+def _combine(context: _Context, pruning, per_part, clock: _Clock) -> Result:
+    """Join the parts' solutions with the fixed units into index sets."""
+    fixed_in = [i for i in range(len(pruning.fixed)) if pruning.fixed[i] == 1]
+    free_alone = []  # free units in no equation: either choice works
+    engines = sorted({r.engine for r, _ in per_part if r.engine}) or ["prune"]
+    context.stages["search"] = {r.engine: r.stages for r, _ in per_part}
+    complete = all(r.complete or not context.find_all for r, _ in per_part)
+    choices = [mapped for _, mapped in per_part]
+    for rows, columns in pruning.components:
+        if not rows:
+            free_alone.extend(columns)
+            choices.extend([[], [i]] for i in columns)
+    total = 1
+    for options in choices:
+        total *= len(options)
+    supports = []
+    for combo in itertools.islice(itertools.product(*choices), MAX_LISTED if context.find_all else 1):
+        base = sorted(fixed_in + [i for part in combo for i in part])
+        supports.append(base)
+    if not context.find_all:
+        supports = supports[:1]
+    note = ""
+    if free_alone:
+        note = f"units {free_alone} appear in no equation: each may be flipped or not"
+    incomplete = not complete or clock.stop.is_set()
+    result = context.positive(supports, complete and not incomplete, "+".join(engines), note)
+    if context.find_all:
+        result.count = total if complete else None
+        if incomplete:
+            result.reason += f"; enumeration incomplete ({'interrupted' if clock.stop.is_set() else 'time limit'}): {len(supports)} found so far"
+    return result
