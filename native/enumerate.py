@@ -1,0 +1,267 @@
+"""Schnorr–Euchner enumeration of lattice points in the box [−1, 1]^N.
+
+The lattice engine (:mod:`indexset.engines.lattice`) turns ``M z = t`` over
+z ∈ {0,1}^n into: find every integer x with ``w = B x − c`` in the box
+``[−1, 1]^N`` (then every coordinate of w is ±1, an odd integer). B is a
+reduced integer basis (N × D), c a fixed target. The kernels here walk the
+enumeration tree depth first, level D − 1 (fixed first) down to level 0, in
+Schnorr–Euchner (zig-zag) order, and cut a node when no box point can lie
+below it:
+
+- the projected norm: ``‖w‖² = N`` for every box vertex (norm pruning);
+- Hölder on the Gram–Schmidt direction b*_i: ``|⟨w, b*_i⟩| ≤ ‖b*_i‖₁``;
+- per-coordinate interval bounds: W_i, the projection of w orthogonal to
+  the free vectors b_0 … b_{i−1}, is known at level i, and for every
+  coordinate r, ``|W_i[r]| = |⟨w, P_i e_r⟩| ≤ ‖P_i e_r‖₁`` (P_i that
+  projection). Together these give the admissible interval of x_i at once;
+- Hölder with W_i itself: ``‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁``;
+- static dual bounds ``ylo ≤ x ≤ yhi`` from the dual basis.
+
+Floating point is used only to prune, with margins the wrapper puts into the
+bounds; every leaf is checked with exact int64 arithmetic (the wrapper
+proves no overflow can occur, else it re-checks candidates with Python
+ints). The kernels keep all their state in arrays so a search runs in
+chunks of ``budget`` nodes and can be resumed, stopped, or reported on.
+
+Kernels take arrays and scalars only and do no validation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .config import kernel
+
+RUNNING = 0
+"""Status: node budget used up; call again with the same state to go on."""
+FOUND = 1
+"""Status: ``x`` holds a leaf that passed the leaf test; call again to go on."""
+DONE = 2
+"""Status: the tree is exhausted."""
+
+# Layout of the int64 ``istate`` vector.
+LEVEL = 0
+PHASE = 1
+NODES = 2
+LEAVES = 3
+STATE_SIZE = 4
+
+
+@kernel
+def _enter_level(i, mu, rr, bstar, tgt, lbox, hold, ylo, yhi, radius2, symmetric, x, ctr, lpart, W, lo, hi, up, dn, zflag):
+    """Centre and admissible integer interval of x_i, given x_{i+1..D−1}."""
+    D = rr.shape[0]
+    N = W.shape[1]
+    c = tgt[i]
+    for j in range(i + 1, D):
+        c -= mu[j, i] * x[j]
+    ctr[i] = c
+    rem = radius2 - lpart[i + 1]
+    if rem < 0.0:
+        lo[i] = 1
+        hi[i] = 0
+        return
+    half = math.sqrt(rem / rr[i])
+    if hold[i] < half:
+        half = hold[i]
+    lof = c - half
+    hif = c + half
+    for r in range(N):
+        b = bstar[i, r]
+        # why the threshold: a tiny b*_i[r] gives no useful bound, and the
+        # previous level already checked this coordinate with the same P.
+        if b > 1e-12:
+            a1 = (-lbox[i, r] - W[i + 1, r]) / b
+            a2 = (lbox[i, r] - W[i + 1, r]) / b
+        elif b < -1e-12:
+            a1 = (lbox[i, r] - W[i + 1, r]) / b
+            a2 = (-lbox[i, r] - W[i + 1, r]) / b
+        else:
+            continue
+        if c + a1 > lof:
+            lof = c + a1
+        if c + a2 < hif:
+            hif = c + a2
+        if lof > hif:
+            break
+    if lof > hif:
+        lo[i] = 1
+        hi[i] = 0
+        return
+    low = math.ceil(lof - 1e-9)
+    high = math.floor(hif + 1e-9)
+    if low < ylo[i]:
+        low = ylo[i]
+    if high > yhi[i]:
+        high = yhi[i]
+    if symmetric and zflag[i + 1] and low < 0:
+        # ±v give the same solution: keep the top nonzero coefficient > 0.
+        low = 0
+    lo[i] = low
+    hi[i] = high
+    m = round(c)
+    if m < low:
+        m = low
+    if m > high:
+        m = high
+    up[i] = m
+    dn[i] = m - 1
+
+
+@kernel
+def _leaf_ok(x, basis, offset, exact, W, tol):
+    """Exact test that ``basis·x + offset`` is ±1 everywhere (or a float test)."""
+    N = basis.shape[0]
+    D = basis.shape[1]
+    if exact:
+        for r in range(N):
+            s = offset[r]
+            for j in range(D):
+                s += basis[r, j] * x[j]
+            if s != 1 and s != -1:
+                return False
+        return True
+    for r in range(N):
+        a = abs(W[0, r])
+        if a < 1.0 - 1e-3 or a > 1.0 + 1e-3:
+            return False
+    return True
+
+
+@kernel
+def enumerate_box(mu, rr, bstar, tgt, lbox, hold, ylo, yhi, radius2, tol, symmetric, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, budget):
+    """Run the enumeration for at most ``budget`` nodes.
+
+    Parameters
+    ----------
+    mu : ndarray of float64, shape (D, D)
+        Gram–Schmidt coefficients, ``mu[l, j]`` for l > j.
+    rr : ndarray of float64, shape (D,)
+        Squared Gram–Schmidt norms ``‖b*_j‖²``.
+    bstar : ndarray of float64, shape (D, N)
+        Gram–Schmidt vectors as rows.
+    tgt : ndarray of float64, shape (D,)
+        Coordinates of the target c along each b*_j.
+    lbox : ndarray of float64, shape (D, N)
+        ``‖P_i e_r‖₁`` plus margin: bound on ``|W_i[r]|``.
+    hold : ndarray of float64, shape (D,)
+        ``‖b*_i‖₁ / ‖b*_i‖²`` plus margin: bound on ``|x_i − ctr_i|``.
+    ylo, yhi : ndarray of int64, shape (D,)
+        Static bounds on every x_j.
+    radius2 : float
+        Bound on the squared norm of the lattice part of w, with margin.
+    tol : float
+        Margin of the Hölder test on W_i.
+    symmetric : bool
+        The target is 0 and x, −x give the same answer: enumerate one.
+    basis : ndarray of int64, shape (N, D)
+    offset : ndarray of int64, shape (N,)
+        ``w = basis·x + offset`` at a leaf (exact test).
+    exact : bool
+        Whether int64 leaf arithmetic cannot overflow (checked by the caller).
+    istate : ndarray of int64, shape (STATE_SIZE,)
+        Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts.
+    x, ctr, lpart, W, lo, hi, up, dn, zflag : ndarray
+        Search state; ``W[D]`` and ``lpart[D]`` hold the top values
+        (−c⊥ and 0) set by the caller.
+    budget : int
+        Node budget of this call.
+
+    Returns
+    -------
+    int
+        RUNNING, FOUND (x holds a leaf that passed the leaf test) or DONE.
+    """
+    D = rr.shape[0]
+    N = W.shape[1]
+    if istate[PHASE] == 2:
+        return DONE
+    if istate[PHASE] == 0:
+        zflag[D] = True
+        _enter_level(D - 1, mu, rr, bstar, tgt, lbox, hold, ylo, yhi, radius2, symmetric, x, ctr, lpart, W, lo, hi, up, dn, zflag)
+        istate[LEVEL] = D - 1
+        istate[PHASE] = 1
+    i = istate[LEVEL]
+    nodes = 0
+    while nodes < budget:
+        # Next value at level i in zig-zag order around ctr[i].
+        take_up = up[i] <= hi[i]
+        take_dn = dn[i] >= lo[i]
+        if take_up and take_dn:
+            take_up = abs(up[i] - ctr[i]) <= abs(dn[i] - ctr[i])
+        elif not take_up and not take_dn:
+            i += 1
+            if i == D:
+                istate[LEVEL] = i
+                istate[PHASE] = 2
+                istate[NODES] += nodes
+                return DONE
+            continue
+        if take_up:
+            xi = up[i]
+            up[i] += 1
+        else:
+            xi = dn[i]
+            dn[i] -= 1
+        nodes += 1
+        diff = xi - ctr[i]
+        s1 = 0.0
+        s2 = 0.0
+        for r in range(N):
+            v = W[i + 1, r] + diff * bstar[i, r]
+            W[i, r] = v
+            s1 += abs(v)
+            s2 += v * v
+        # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
+        if s2 > s1 + tol * (1.0 + s1):
+            continue
+        x[i] = xi
+        lpart[i] = lpart[i + 1] + diff * diff * rr[i]
+        zflag[i] = zflag[i + 1] and xi == 0
+        if i == 0:
+            if symmetric and zflag[0]:
+                continue  # the zero vector
+            istate[LEAVES] += 1
+            if _leaf_ok(x, basis, offset, exact, W, tol):
+                istate[LEVEL] = 0
+                istate[NODES] += nodes
+                return FOUND
+            continue
+        i -= 1
+        _enter_level(i, mu, rr, bstar, tgt, lbox, hold, ylo, yhi, radius2, symmetric, x, ctr, lpart, W, lo, hi, up, dn, zflag)
+    istate[LEVEL] = i
+    istate[NODES] += nodes
+    return RUNNING
+
+
+def new_state(D: int, N: int, top: np.ndarray) -> tuple:
+    """Fresh state arrays for :func:`enumerate_box`.
+
+    Parameters
+    ----------
+    D, N : int
+        Lattice dimension and ambient dimension.
+    top : ndarray of float64, shape (N,)
+        W at the top of the tree (−c⊥, the part of −c outside the lattice span).
+
+    Returns
+    -------
+    tuple
+        ``(istate, x, ctr, lpart, W, lo, hi, up, dn, zflag)``.
+    """
+    W = np.zeros((D + 1, N), dtype=np.float64)
+    W[D] = top
+    return (
+        np.zeros(STATE_SIZE, dtype=np.int64),
+        np.zeros(D, dtype=np.int64),
+        np.zeros(D, dtype=np.float64),
+        np.zeros(D + 1, dtype=np.float64),
+        W,
+        np.zeros(D, dtype=np.int64),
+        np.zeros(D, dtype=np.int64),
+        np.zeros(D, dtype=np.int64),
+        np.zeros(D, dtype=np.int64),
+        np.zeros(D + 1, dtype=np.bool_),
+    )
