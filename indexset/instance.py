@@ -343,7 +343,12 @@ def _scalar_string(arrays, key, default, source) -> str:
     if value.ndim != 0 or value.dtype.kind not in "US":
         raise InputError(source, f"{key} must be a 0-d string array, got dtype {value.dtype} shape {value.shape}")
     text = value.item()
-    return text.decode() if isinstance(text, bytes) else str(text)
+    if isinstance(text, bytes):
+        try:
+            return text.decode()
+        except UnicodeDecodeError:
+            raise InputError(source, f"{key} is not a UTF-8 string: {text!r}") from None
+    return str(text)
 
 
 def _denominator(arrays, source) -> int:
