@@ -320,7 +320,12 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(path, "output folder does not exist")
-    handle, temp = tempfile.mkstemp(suffix=".npz", dir=folder)
+    if os.path.isdir(path):
+        raise InputError(path, "is a folder, expected an output file name")
+    try:
+        handle, temp = tempfile.mkstemp(suffix=".npz", dir=folder)
+    except OSError as exc:
+        raise InputError(path, f"cannot write to the output folder ({exc.strerror or exc})") from None
     try:
         # Written member by member (as np.savez does) so that any key works,
         # including ones np.savez would take as its own arguments ("file",
@@ -330,9 +335,11 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
                 with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(temp):
             os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise InputError(path, f"cannot write ({exc.strerror or exc})") from None
         raise
 
 

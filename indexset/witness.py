@@ -243,13 +243,20 @@ def save_safetensors(block: Instance, path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(path, "output folder does not exist")
-    handle, temp = tempfile.mkstemp(suffix=".safetensors", dir=folder)
+    if os.path.isdir(path):
+        raise InputError(path, "is a folder, expected an output file name")
+    try:
+        handle, temp = tempfile.mkstemp(suffix=".safetensors", dir=folder)
+    except OSError as exc:
+        raise InputError(path, f"cannot write to the output folder ({exc.strerror or exc})") from None
     os.close(handle)
     try:
         with open(temp, "wb") as stream:
             stream.write(save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, metadata=metadata))
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(temp):
             os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise InputError(path, f"cannot write ({exc.strerror or exc})") from None
         raise

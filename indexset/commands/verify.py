@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ..instance import Instance
 from ..verify import verify
 from ..witness import check_forward, save_safetensors, witness
@@ -30,7 +32,11 @@ def write_witness(instance: Instance, index_set, out: str, fmt: str) -> dict:
     written = [out]
     if fmt == "safetensors":
         path = out[:-4] + ".safetensors" if out.endswith(".npz") else out + ".safetensors"
-        save_safetensors(block, path)
+        try:
+            save_safetensors(block, path)
+        except BaseException:
+            os.unlink(out)  # no partial output: the .npz goes when the pair cannot be written
+            raise
         written.append(path)
     return {"written": written, "forward_check": check.to_json(), "summary": check.describe()}
 
