@@ -7,6 +7,7 @@ Checkers stay apart from solvers: every solver hit passes through
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable
@@ -64,11 +65,25 @@ class Verification:
             "holds": self.holds,
             "residual_zero": self.residual_zero,
             "max_residual": str(self.max_residual),
-            "max_residual_float": float(self.max_residual),
+            "max_residual_float": _json_float(self.max_residual),
             "size_ok": self.size_ok,
             "tolerance": None if self.tolerance is None else str(self.tolerance),
             "within_tolerance": self.within_tolerance,
         }
+
+
+def approximate(value: Fraction) -> float:
+    """``float(value)``, or ±inf when the exact value is beyond the float64 range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _json_float(value: Fraction) -> float | None:
+    """A float for JSON output; None when it would overflow (JSON has no inf)."""
+    approx = approximate(value)
+    return approx if math.isfinite(approx) else None
 
 
 def check_index_set(instance: Instance, index_set: Iterable[int]) -> tuple[int, ...]:

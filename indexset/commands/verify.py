@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..instance import Instance
-from ..verify import verify
+from ..verify import approximate, verify
 from ..witness import check_forward, save_safetensors, witness
 from .common import emit_json, parse_index_set, parse_tolerance
 
@@ -56,7 +56,7 @@ def run(args) -> int:
         return 0 if ok else 1
     verdict = "holds" if report.holds else "does not hold"
     print(f"S = {list(report.index_set)}: (★) {verdict} (|S| = {len(report.index_set)}, d = {instance.d})")
-    print(f"  exact max |c·W_down[:,S]·W_up[S,:] + A| = {report.max_residual} (≈ {float(report.max_residual):.6g})")
+    print(f"  exact max |c·W_down[:,S]·W_up[S,:] + A| = {report.max_residual} (≈ {approximate(report.max_residual):.6g})")
     if report.tolerance is not None:
         print(f"  tolerance {report.tolerance}: {'within' if report.within_tolerance else 'exceeded'}")
     if "witness" in payload:
