@@ -163,6 +163,9 @@ class ForwardCheck:
         Largest |f − g| seen (0.0 for an exact pass).
     tolerance : float or None
         The absolute tolerance used by a float check.
+    rounded : bool
+        The candidate's values were rounded to float64 (metadata
+        ``witness_rounded``), so only a float64 check is possible.
     """
 
     ok: bool
@@ -170,19 +173,29 @@ class ForwardCheck:
     points: int
     max_error: float
     tolerance: float | None
+    rounded: bool = False
 
     def describe(self) -> str:
         """One line for the CLI."""
         if self.exact:
             return f"forward check on {self.points} random rational points: {'equal exactly' if self.ok else 'DIFFERENT'}"
         return (
-            f"forward check on {self.points} random points in float64: max |f − g| = {self.max_error:.3g} "
+            f"forward check on {self.points} random points in float64"
+            + (" (witness rounded to float64: no exact rational form fits int64)" if self.rounded else "")
+            + f": max |f − g| = {self.max_error:.3g} "
             f"(tolerance {self.tolerance:.3g} = {FLOAT_TOLERANCE:g}·scale): {'pass' if self.ok else 'FAIL'}"
         )
 
     def to_json(self) -> dict:
         """JSON-ready dict."""
-        return {"ok": self.ok, "exact": self.exact, "points": self.points, "max_error": self.max_error, "tolerance": self.tolerance}
+        return {
+            "ok": self.ok,
+            "exact": self.exact,
+            "points": self.points,
+            "max_error": self.max_error,
+            "tolerance": self.tolerance,
+            "rounded": self.rounded,
+        }
 
 
 def random_points(d: int, count: int, seed: int) -> list[list[Fraction]]:
@@ -196,6 +209,10 @@ def random_points(d: int, count: int, seed: int) -> list[list[Fraction]]:
 def check_forward(original: Instance, candidate: Instance, points: int = 16, seed: int = 0) -> ForwardCheck:
     """Compare two blocks on random points: exactly for ReLU/leaky ReLU.
 
+    A candidate flagged ``witness_rounded`` (its exact values did not fit
+    int64 over one denominator, so they were rounded to float64) can never
+    match exactly; it gets the float64 check, and the result says so.
+
     Parameters
     ----------
     original, candidate : Instance
@@ -206,7 +223,8 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
         Seed of the points.
     """
     xs = random_points(original.d, points, seed)
-    if original.act.exact_forward:
+    rounded = bool(candidate.metadata.get("witness_rounded", False))
+    if original.act.exact_forward and not rounded:
         f = forward_exact(original, xs)
         g = forward_exact(candidate, xs)
         return ForwardCheck(f == g, True, points, 0.0 if f == g else float("inf"), None)
@@ -216,7 +234,7 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
     scale = 1.0 + np.abs(f).max() + np.abs(original.float_array("W_down")).sum() * (1.0 + np.abs(x).max())
     tolerance = FLOAT_TOLERANCE * scale
     error = float(np.abs(f - g).max())
-    return ForwardCheck(error <= tolerance, False, points, error, float(tolerance))
+    return ForwardCheck(error <= tolerance, False, points, error, float(tolerance), rounded)
 
 
 # ------------------------------------------------------------- safetensors
