@@ -296,3 +296,22 @@ def test_verify_no_witness_when_set_fails(tmp_path, capsys):
     code, text, _ = run(capsys, ["verify", path, "--index-set", "1,3,4", "--witness", out])
     assert code == 1 and not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.npz"]
+
+
+def test_verify_witness_for_float_checkpoint_with_biases(tmp_path, capsys):
+    # generic float64 biases: the exact witness does not fit int64 over one
+    # denominator, so it is written rounded to float64 and checked in float64
+    rng = np.random.default_rng(4)
+    W_up = np.vstack([U * 0.25, rng.normal(size=(2, 2))])
+    W_down = np.hstack([-U_INV / 0.25, rng.normal(size=(2, 2))])
+    path = save(tmp_path, "fc", W_up=W_up, W_down=W_down, b_up=rng.normal(size=4), b_down=rng.normal(size=2))
+    out = tmp_path / "w.npz"
+    code, text, err = run(capsys, ["verify", path, "--index-set", "0,1", "--witness", out, "--json"])
+    payload = json.loads(text)
+    assert code == 0, payload
+    assert payload["witness"]["forward_check"]["ok"] is True
+    block = Instance.load(out)
+    assert block.residual_free
+    assert payload["witness"]["forward_check"]["rounded"] is True  # this seed needs rounding
+    assert bool(block.metadata["witness_rounded"])
+    assert check_forward(Instance.load(path), block).ok

@@ -287,6 +287,8 @@ def _bad_files(tmp_path):
     add("bad_leaky_alpha", lambda p: write(p, **good_arrays(activation=np.array("leaky_relu:abc"))), "abc")
     add("leaky_zero_div", lambda p: write(p, **good_arrays(activation=np.array("leaky_relu:1/0"))), "1/0")
     add("activation_not_string", lambda p: write(p, **good_arrays(activation=np.array(3))), "activation")
+    add("activation_bad_bytes", lambda p: write(p, **good_arrays(activation=np.array(b"\xff\xfe"))), "UTF-8")
+    add("block_bad_bytes", lambda p: write(p, **good_arrays(block=np.array(b"\xff"))), "UTF-8")
     add("activation_1d", lambda p: write(p, **good_arrays(activation=np.array(["relu", "gelu"]))), "activation")
     for gated in ("swiglu", "geglu", "reglu", "glu"):
         add(f"{gated}_without_gate", lambda p, g=gated: write(p, **good_arrays(activation=np.array(g))), "W_gate")
@@ -415,6 +417,24 @@ def test_witness_into_missing_folder(tmp_path, capsys):
     code, _, err = _run(capsys, ["verify", path, "--index-set", "0,1", "--witness", str(out)])
     assert code == 2 and len(err.splitlines()) == 1 and str(out) in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["npz", "safetensors"])
+def test_witness_target_is_a_folder(tmp_path, capsys, fmt):
+    path = write(tmp_path / "ok.npz", **good_arrays(W_down=np.array([[-1, 0, 0], [0, -1, 0]])))
+    if fmt == "npz":
+        out = tmp_path / "target"
+        out.mkdir()
+        bad = out
+    else:
+        out = tmp_path / "w.npz"
+        bad = tmp_path / "w.safetensors"
+        bad.mkdir()
+    code, text, err = _run(capsys, ["verify", path, "--index-set", "0,1", "--witness", str(out), "--format", fmt])
+    assert code == 2 and len(err.splitlines()) == 1 and str(bad) in err and "Traceback" not in err
+    # nothing written: not the .npz half of the pair, no temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ok.npz", bad.name])
+    assert list(bad.iterdir()) == []
 
 
 def test_non_odd_linear_verify_is_bad_input(tmp_path, capsys):

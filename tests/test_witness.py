@@ -271,6 +271,33 @@ def test_rounded_witness_is_flagged():
 
     f, g = forward_float(inst, x), forward_float(block, x)
     assert np.abs(f - g).max() <= FLOAT_TOLERANCE * (1 + np.abs(f).max())
+    # the forward check knows an exact comparison is impossible and says so
+    check = check_forward(inst, block)
+    assert check.ok and not check.exact and check.rounded
+    assert "rounded" in check.describe() and check.to_json()["rounded"] is True
+    # only c_down was rounded: the other arrays are the exact flipped floats
+    assert np.array_equal(block.W_up[:2], -W_up[:2]) and np.array_equal(block.W_down, W_down)
+    # a wrong S on the same data still fails the float check
+    assert not check_forward(inst, witness(inst, [0])).ok
+
+
+def test_generic_float_biases_witness():
+    # Ordinary float64 weights and N(0, 1) biases: the witness usually needs
+    # rounding; it must still pass its (float) forward check.
+    rng = np.random.default_rng(12)
+    U, Uinv = np.array([[2, 1], [1, 1]]), np.array([[1, -1], [-1, 2]])
+    rounded = 0
+    for trial in range(12):
+        W_up = np.vstack([U * 0.25, rng.normal(size=(2, 2))])
+        W_down = np.hstack([-Uinv / 0.25, rng.normal(size=(2, 2))])
+        scale = 10.0 ** rng.integers(-3, 4)
+        inst = Instance(W_up, W_down, b_up=rng.normal(size=4) * scale, b_down=rng.normal(size=2))
+        block = witness(inst, [0, 1])
+        check = check_forward(inst, block, seed=trial)
+        assert check.ok, check.describe()
+        assert check.exact == ("witness_rounded" not in block.metadata)
+        rounded += check.rounded
+    assert rounded >= 1
 
 
 @pytest.mark.parametrize("activation, kind", [("relu", "int"), ("leaky_relu:1/3", "rational"), ("gelu", "float")])
