@@ -315,3 +315,13 @@ def test_verify_witness_for_float_checkpoint_with_biases(tmp_path, capsys):
     assert payload["witness"]["forward_check"]["rounded"] is True  # this seed needs rounding
     assert bool(block.metadata["witness_rounded"])
     assert check_forward(Instance.load(path), block).ok
+
+
+def test_verify_residual_beyond_float_range(tmp_path, capsys):
+    path = save(tmp_path, "big", W_up=np.array([[1e300]]), W_down=np.array([[1e300]]))
+    code, out, err = run(capsys, ["verify", path, "--index-set", "0"])
+    assert code == 1 and err == "" and "inf" in out
+    code, out, err = run(capsys, ["verify", path, "--index-set", "0", "--json"])
+    payload = json.loads(out)
+    assert code == 1 and payload["max_residual_float"] is None
+    assert Fraction(payload["max_residual"]) == Fraction(1e300) ** 2 + 1
