@@ -182,7 +182,31 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
     a = [int(v) for v in coordinates]
     z0 = [sum(a[k] * int(transform[nonzero[k], j]) for k in range(len(a))) for j in range(n)]
     result.integer_feasible = True
-    result.z0 = np.array(z0, dtype=object)
+    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows)
+
+
+def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:
+    """Move z0 by a kernel vector close to the centre ½·1 of the box.
+
+    z0 − K·round(K⁺(z0 − ½)) is still an integer solution (K y is in the
+    kernel); keeping it near the box makes kernel coordinates small.
+    """
+    k, n = kernel_rows.nrows(), kernel_rows.ncols()
+    if k == 0:
+        return z0
+    kq = flint.fmpq_mat(kernel_rows)
+    shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - 1, 2) for v in z0])
+    y = (kq * kq.transpose()).solve(kq * shifted)
+    rounded = [_round(y[j, 0]) for j in range(k)]
+    return np.array(
+        [int(z0[i]) - sum(rounded[j] * int(kernel_rows[j, i]) for j in range(k)) for i in range(n)],
+        dtype=object,
+    )
+
+
+def _round(value: flint.fmpq) -> int:
+    """Nearest integer of a rational."""
+    return int((2 * int(value.p) + int(value.q)) // (2 * int(value.q)))
 
 
 def _coordinates(basis_rows: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fraction]:

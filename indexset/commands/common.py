@@ -12,7 +12,7 @@ from ..errors import InputError
 
 def emit_json(payload: dict) -> None:
     """Print one JSON object on stdout."""
-    print(json.dumps(payload, indent=2, default=_default))
+    print(json.dumps(payload, indent=2, default=_default, ensure_ascii=False))
 
 
 def _default(value):
@@ -47,3 +47,74 @@ def parse_tolerance(text: str | None) -> Fraction | None:
 def warn(message: str) -> None:
     """A line on stderr."""
     print(message, file=sys.stderr)
+
+
+class Progress:
+    """A throttled one-line progress display on stderr (silent when not a TTY).
+
+    Call it with a dict of counters (the ``progress`` callback of solvers
+    and engines); use as a context manager.
+    """
+
+    def __init__(self, label: str, enabled: bool | None = None) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._status = None
+        self._start = None
+        self._last = 0.0
+
+    def __enter__(self) -> "Progress":
+        import time
+
+        self._start = time.perf_counter()
+        if self.enabled:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status(self.label)
+            self._status.__enter__()
+        return self
+
+    def __call__(self, counters: dict) -> None:
+        import time
+
+        now = time.perf_counter()
+        if self._status is None or now - self._last < 0.2:
+            return
+        self._last = now
+        text = ", ".join(f"{k} {v}" for k, v in counters.items())
+        self._status.update(f"{self.label} [{now - self._start:.1f} s] {text}")
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
+class StopOnInterrupt:
+    """Turn the first Ctrl-C into ``event.set()`` so work stops and reports.
+
+    A second Ctrl-C raises KeyboardInterrupt as usual.
+    """
+
+    def __init__(self, event) -> None:
+        self.event = event
+        self._previous = None
+
+    def _handler(self, signum, frame) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        warn("indexset: interrupted, stopping and reporting what is known (Ctrl-C again to abort)")
+
+    def __enter__(self) -> "StopOnInterrupt":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)

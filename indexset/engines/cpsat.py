@@ -9,15 +9,12 @@ planted sets that lattice enumeration misses, so the portfolio runs both.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from fractions import Fraction
-
-import flint
 import numpy as np
 from ortools.sat.python import cp_model
 
+from ..bounds import kernel_bounds
 from ..reduce import Reduction
 from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from ..system import System
@@ -25,29 +22,6 @@ from ..system import System
 NAME = "cpsat"
 INT_LIMIT = 2**53
 """Largest coefficient magnitude handed to CP-SAT (its linear sums must not overflow int64)."""
-
-
-def kernel_bounds(reduction: Reduction) -> list[tuple[int, int]]:
-    """Exact integer bounds on y for every z = z0 + K y in the box [0, 1]^n.
-
-    With P = (KᵀK)⁻¹Kᵀ (exact rationals), y = P (z − z0), so each y_j lies
-    between the minimum and maximum of the linear form over the box.
-    """
-    K = reduction.kernel
-    n, k = K.shape
-    kq = flint.fmpq_mat(n, k, [int(v) for v in K.ravel()])
-    pseudo = (kq.transpose() * kq).inv() * kq.transpose()
-    z0 = [int(v) for v in reduction.z0]
-    bounds = []
-    for j in range(k):
-        low = high = Fraction(0)
-        for i in range(n):
-            p = Fraction(int(pseudo[j, i].p), int(pseudo[j, i].q))
-            at_zero, at_one = p * (0 - z0[i]), p * (1 - z0[i])
-            low += min(at_zero, at_one)
-            high += max(at_zero, at_one)
-        bounds.append((math.ceil(low), math.floor(high)))
-    return bounds
 
 
 def _fits(values) -> bool:
@@ -74,7 +48,7 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
         if not (_fits(K.ravel()) and _fits(reduction.z0)):
             use_kernel = False
     if use_kernel:
-        bounds = kernel_bounds(reduction)
+        bounds = kernel_bounds(reduction.z0, K)
         if any(lo > hi for lo, hi in bounds):
             return model, z, "empty"
         y = [model.new_int_var(lo, hi, f"y{j}") for j, (lo, hi) in enumerate(bounds)]
