@@ -71,13 +71,10 @@ class Activation:
         return self.gate is not None
 
     def exact_relu_like(self, value: Fraction) -> Fraction:
-        """Apply σ exactly to one rational (ReLU and leaky ReLU only)."""
+        """Apply σ(v) = max(v, α·v), α = c − 1, exactly (ReLU and leaky ReLU only)."""
         if not self.exact_forward:
             raise ValueError(f"{self.name} has no exact rational forward")
-        if value >= 0:
-            return value
-        # ReLU and leaky ReLU: σ(v) = α·v below zero, with α = c − 1.
-        return (self.c - 1) * value
+        return max(value, (self.c - 1) * value)
 
 
 def _relu(z):
@@ -191,7 +188,8 @@ def parse_fraction(text: str, source: str = "<activation>") -> Fraction:
 
 def _leaky(alpha: Fraction) -> Activation:
     def forward(z, a=float(alpha)):
-        return np.where(z > 0, z, a * z)
+        # MATH.md §2: σ(z) = max(z, αz) (for α > 1 this is αz above zero).
+        return np.maximum(z, a * z)
 
     name = f"leaky_relu:{alpha}"
     c = 1 + alpha

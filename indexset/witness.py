@@ -127,14 +127,14 @@ def forward_float(instance: Instance, points: np.ndarray) -> np.ndarray:
 
 
 def forward_exact(instance: Instance, points: list[list[Fraction]]) -> list[list[Fraction]]:
-    """Evaluate a ReLU or leaky-ReLU block exactly on rational points."""
+    """Evaluate a ReLU or leaky-ReLU block exactly on rational points: σ(v) = max(v, αv)."""
     alpha = instance.act.c - 1
     alpha_q = flint.fmpq(alpha.numerator, alpha.denominator)
     x = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in points]).transpose()
     k = x.ncols()
     ones = flint.fmpq_mat(1, k, [1] * k)
     pre = instance.exact_fraction_matrix("W_up") * x + _column(instance, "b_up") * ones
-    hidden = flint.fmpq_mat(pre.nrows(), k, [v if v >= 0 else alpha_q * v for v in pre.entries()])
+    hidden = flint.fmpq_mat(pre.nrows(), k, [max(v, alpha_q * v) for v in pre.entries()])
     out = instance.exact_fraction_matrix("W_down") * hidden + _column(instance, "b_down") * ones
     if not instance.residual_free:
         out = out + instance.exact_fraction_matrix("skip") * x
