@@ -17,7 +17,7 @@ from ortools.sat.python import cp_model
 from ..bounds import kernel_bounds
 from ..reduce import Reduction
 from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from ..system import System
+from ..system import System, fit_coefficients
 
 NAME = "cpsat"
 INT_LIMIT = 2**53
@@ -29,7 +29,14 @@ def _fits(values) -> bool:
 
 
 def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
-    """The CP-SAT model and its 0/1 variables, or None when coefficients are too large.
+    """The CP-SAT model, its 0/1 variables and the model kind.
+
+    Kinds: ``kernel`` (z = z0 + K y with certified bounds on y, plus the rows
+    when they fit), ``plain`` (the rows), ``relaxed`` (rows too large for
+    64 bits, replaced by the scaled relaxation of
+    :func:`indexset.system.fit_coefficients`: it keeps every solution, and
+    the caller must filter hits with the exact system), or ``empty`` (the
+    certified bounds leave no y).
 
     Parameters
     ----------
@@ -40,30 +47,40 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
         Add ``Σ z ≥ min_size`` (|S| ≥ d is implied by (★); it helps search).
     """
     model = cp_model.CpModel()
-    n = system.n
-    z = [model.new_bool_var(f"z{i}") for i in range(n)]
-    use_kernel = reduction is not None and reduction.z0 is not None and system.slack is None
-    if use_kernel:
-        K = reduction.kernel
-        if not (_fits(K.ravel()) and _fits(reduction.z0)):
-            use_kernel = False
-    if use_kernel:
-        bounds = kernel_bounds(reduction.z0, K)
-        if any(lo > hi for lo, hi in bounds):
+    z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
+    kind = "plain"
+    if _kernel_usable(system, reduction):
+        if not _add_kernel(model, z, reduction):
             return model, z, "empty"
-        y = [model.new_int_var(lo, hi, f"y{j}") for j, (lo, hi) in enumerate(bounds)]
-        for i in range(n):
-            terms = [int(K[i, j]) * y[j] for j in range(len(y)) if int(K[i, j]) != 0]
-            model.add(z[i] == int(reduction.z0[i]) + sum(terms))
-    if not use_kernel or _fits(system.M.ravel()):
-        if not (_fits(system.M.ravel()) and _fits(system.t)):
-            if not use_kernel:
-                return None, z, "too_large"
-        else:
-            _add_rows(model, system, z)
+        kind = "kernel"
+    if _fits(system.M.ravel()) and _fits(system.t) and (system.slack is None or _fits(system.slack)):
+        _add_rows(model, system, z)
+    elif kind == "plain":
+        exact_as_slack = system if system.slack is not None else System(system.M, system.t, np.zeros(system.m, dtype=object), system.rows)
+        _add_rows(model, fit_coefficients(exact_as_slack), z)
+        kind = "relaxed"
     if min_size:
         model.add(sum(z) >= min_size)
-    return model, z, "kernel" if use_kernel else "plain"
+    return model, z, kind
+
+
+def _kernel_usable(system: System, reduction: Reduction | None) -> bool:
+    if reduction is None or reduction.z0 is None or system.slack is not None:
+        return False
+    return _fits(reduction.kernel.ravel()) and _fits(reduction.z0)
+
+
+def _add_kernel(model, z, reduction: Reduction) -> bool:
+    """Link z = z0 + K y; False when the certified bounds leave no y."""
+    K = reduction.kernel
+    bounds = kernel_bounds(reduction.z0, K)
+    if any(lo > hi for lo, hi in bounds):
+        return False
+    y = [model.new_int_var(lo, hi, f"y{j}") for j, (lo, hi) in enumerate(bounds)]
+    for i in range(len(z)):
+        terms = [int(K[i, j]) * y[j] for j in range(len(y)) if int(K[i, j]) != 0]
+        model.add(z[i] == int(reduction.z0[i]) + sum(terms))
+    return True
 
 
 def _add_rows(model, system: System, z) -> None:
@@ -76,23 +93,27 @@ def _add_rows(model, system: System, z) -> None:
 
 
 class _Collector(cp_model.CpSolverSolutionCallback):
-    """Collects supports; stops at the first one unless asked for all."""
+    """Collects supports that pass ``accept``; stops at the first unless asked for all."""
 
-    def __init__(self, z, find_all, progress):
+    def __init__(self, z, find_all, progress, accept):
         super().__init__()
         self._z = z
         self._find_all = find_all
         self._progress = progress
+        self._accept = accept
         self.solutions = []
+        self.candidates = 0
         self._seen = set()
 
     def on_solution_callback(self) -> None:
         support = tuple(i for i, var in enumerate(self._z) if self.boolean_value(var))
-        if support not in self._seen:
-            self._seen.add(support)
-            self.solutions.append(list(support))
-            if self._progress:
-                self._progress({"engine": NAME, "solutions": len(self.solutions)})
+        self.candidates += 1
+        if support in self._seen or not self._accept(support):
+            return
+        self._seen.add(support)
+        self.solutions.append(list(support))
+        if self._progress:
+            self._progress({"engine": NAME, "solutions": len(self.solutions)})
         if not self._find_all:
             self.stop_search()
 
@@ -102,21 +123,22 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     start = time.perf_counter()
     model, z, mode = build_model(system, reduction, min_size)
     if mode == "empty":
-        return Result(INFEASIBLE, "the box 0 ≤ z0 + K y ≤ 1 leaves no integer y", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
-    if model is None:
-        return Result(UNKNOWN, "coefficients too large for CP-SAT's 64-bit model", engine=NAME, time_s=time.perf_counter() - start)
+        return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
+    relaxed = mode == "relaxed"
     solver = cp_model.CpSolver()
     params = solver.parameters
     params.random_seed = int(seed)
     params.catch_sigint_signal = False  # Ctrl-C is handled by the caller, which sets `stop`
     if time_limit is not None:
         params.max_time_in_seconds = max(0.01, float(time_limit))
-    if find_all:
+    if find_all or relaxed:
+        # A relaxed model may have spurious hits: walk all of them, keep exact ones.
         params.enumerate_all_solutions = True
         params.num_workers = 1  # CP-SAT enumerates all solutions with one worker only
     else:
         params.num_workers = int(workers)
-    collector = _Collector(z, find_all, progress)
+    accept = system.is_solution if relaxed else (lambda support: True)
+    collector = _Collector(z, find_all, progress, accept)
     finished = threading.Event()
     watcher = _watch(stop, finished, solver)
     try:
@@ -126,8 +148,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
         if watcher:
             watcher.join()
     stopped = stop is not None and stop.is_set()
-    return _result(status, collector.solutions, find_all, stopped, mode, time.perf_counter() - start)
-
+    return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all)
 
 def _watch(stop, finished, solver):
     """A thread that forwards the caller's stop request to CP-SAT."""
@@ -145,10 +166,11 @@ def _watch(stop, finished, solver):
     return thread
 
 
-def _result(status, solutions, find_all, stopped, mode, elapsed) -> Result:
+def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> Result:
     stages = {"model": mode}
-    if status == cp_model.INFEASIBLE or (find_all and status == cp_model.OPTIMAL and not solutions and not stopped):
-        return Result(INFEASIBLE, f"CP-SAT proved the {mode} model infeasible", engine=NAME, complete=True, count=0, solutions=[], time_s=elapsed, stages=stages)
+    if status == cp_model.INFEASIBLE or (enumerated and status == cp_model.OPTIMAL and not solutions and not stopped):
+        proof = "enumerated every solution of the scaled relaxation (which keeps all exact ones); none is exact" if mode == "relaxed" else f"proved the {mode} model infeasible"
+        return Result(INFEASIBLE, f"CP-SAT {proof}", engine=NAME, complete=True, count=0, solutions=[], time_s=elapsed, stages=stages)
     complete = find_all and status == cp_model.OPTIMAL and not stopped
     if solutions:
         reason = f"CP-SAT ({mode} model) found {len(solutions)} solution(s)" + (", all of them" if complete else "")
