@@ -1,22 +1,24 @@
 """Lattice enumeration engine: reduced kernel lattice + box-pruned enumeration.
 
 Every integer solution of ``M z = t`` is ``z = z0 + K y`` (K an integer
-kernel basis, :mod:`indexset.reduce`). The engine searches the lattice of
-the homogeneous (Kannan) embedding of that affine lattice,
+kernel basis, :mod:`indexset.reduce`), so z ∈ {0,1}^n exactly when the
+lattice vector ``2K y`` lies within the box ``[−1, 1]^n`` of the target
+``c = 1 − 2z0``: ``w = 2K y − c = 2z − 1`` has every coordinate ±1
+(Aardal–Hurkens–Lenstra). The basis 2K is reduced with python-flint's LLL
+and fpylll's BKZ (it pays from dimension ~30 on; see :data:`BKZ_BLOCK`),
+the target is reduced by Babai rounding, and the Numba kernel
+:func:`indexset.native.enumerate.enumerate_box` enumerates every lattice
+vector whose w lies in the box, depth first in Schnorr–Euchner order, with
+norm, Hölder, per-coordinate interval and dual bounds.
 
-    B = [[2K, 2z0 − 1],
-         [ 0,       1]]       (columns are basis vectors, N = n + 1 rows),
+The homogeneous (Kannan) embedding ``[[2K, 2z0 − 1], [0, 1]]``, which puts
+the target inside the lattice and enumerates one of each ±v, is available
+too (``embedding="homogeneous"``); on the (★) families its trees were 2–2.5×
+larger, so the kernel lattice with an outside target is the default.
 
-whose vectors ``(s(2z − 1), s)`` with ``s = ±1`` and z ∈ {0,1}^n are exactly
-the vectors with every coordinate ±1 (Aardal–Hurkens–Lenstra). The target
-is part of the lattice, so basis reduction (python-flint LLL, optionally
-fpylll BKZ) adapts the basis to it. The Numba kernel
-:func:`indexset.native.enumerate.enumerate_box` then enumerates, one of each
-pair ±v, every lattice vector in the box ``[−1, 1]^N`` with norm, Hölder,
-per-coordinate interval and dual bounds. Each leaf is checked with exact
-integers and every reported z is checked against ``M z = t`` with Python
-ints, so floating point can only ever cost time, never a solution or a
-wrong answer.
+Each leaf is checked with exact integers and every reported z is checked
+against ``M z = t`` with Python ints, so floating point can only ever cost
+time, never a solution or a wrong answer.
 """
 
 from __future__ import annotations
@@ -39,16 +41,24 @@ reduced basis with small entries is accurate to ~1e-12, so this margin
 cannot cut a true box vertex; :func:`_check_numerics` refuses bases where
 that is not evident."""
 
-BKZ_BLOCK = 0
-"""Block size of the optional fpylll BKZ pass after LLL (0: LLL only).
-Measured on the issue-8 benchmarks (see benchmarks/lattice_bench.py):
-BKZ did not pay for its own time there, so it is off by default."""
+BKZ_BLOCK = 20
+"""Block size of the fpylll BKZ pass after LLL (0: LLL only), used for
+lattices of dimension ≥ :data:`BKZ_FROM`. Measured (benchmarks/lattice_bench.py):
+on d = 2, n = 60 BKZ-20 cuts the enumeration tree 18× (3.0M → 0.17M nodes)
+for 0.08 s of reduction; BKZ-30 saves another ~1.1–1.4× at 4–6× the
+reduction time."""
+
+BKZ_FROM = 30
+"""Below this lattice dimension LLL alone is used (BKZ costs more than it saves)."""
+
+COORD_LEVELS = None
+"""Levels (from the bottom) that use the per-coordinate interval bounds (None: all)."""
 
 CHUNK_SECONDS = 0.05
 """Target wall time of one kernel call between time-limit / stop checks."""
 
 
-def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None) -> Result:
+def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp") -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
     Parameters
@@ -71,6 +81,9 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         Called about once a second with a dict of counters.
     bkz_block : int, optional
         fpylll BKZ block size after LLL (default :data:`BKZ_BLOCK`).
+    embedding : {"cvp", "homogeneous"}
+        See :func:`build_lattice`; the kernel lattice with the target outside
+        (``cvp``) gave 2–2.5× smaller trees on the (★) families.
 
     Returns
     -------
@@ -86,9 +99,11 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     decided = _decided_without_search(system, reduction, start)
     if decided is not None:
         return decided
-    block = BKZ_BLOCK if bkz_block is None else bkz_block
+    block = bkz_block
+    if block is None:
+        block = BKZ_BLOCK if reduction.kernel_dimension >= BKZ_FROM else 0
     prepared = time.perf_counter()
-    lattice = build_lattice(reduction, block)
+    lattice = build_lattice(reduction, block, embedding)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, "reduce_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
@@ -136,12 +151,20 @@ def _decided_without_search(system: System, reduction: Reduction, start: float) 
 class Lattice:
     """Integer basis and the float pruning data of the enumeration.
 
+    A leaf x is the vector ``w = basis·x + offset``; it answers the system
+    when every coordinate of w is ±1.
+
     Attributes
     ----------
     basis : ndarray of object, shape (N, D)
         Reduced integer basis (columns), exact.
+    offset : ndarray of object, shape (N,)
+        Exact integer offset (−c, c the target; zero when homogeneous).
     n : int
-        Number of 0/1 unknowns (N = n + 1).
+        Number of 0/1 unknowns.
+    symmetric : bool
+        Homogeneous embedding (N = n + 1): x and −x give the same z, and
+        ``z = (s·w[:n] + 1)/2`` with ``s = w[n]``; else ``z = (w + 1)/2``.
     arrays : dict
         Kernel inputs (float64 / int64).
     exact : bool
@@ -150,23 +173,58 @@ class Lattice:
         Why the float data cannot be trusted (the engine then answers unknown).
     """
 
-    def __init__(self, basis: np.ndarray, n: int) -> None:
+    def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool) -> None:
         self.basis = basis
+        self.offset = offset
         self.n = n
+        self.symmetric = symmetric
         self.N, self.D = basis.shape
         self.problem = None
         self.arrays = {}
         self.exact = False
 
 
-def build_lattice(reduction: Reduction, bkz_block: int = 0) -> Lattice:
-    """Embed, reduce and prepare the pruning data for ``reduction``'s lattice."""
-    rows = _embedding_rows(reduction)
-    rows = _reduce_rows(rows, bkz_block)
-    basis = np.array([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())], dtype=object).T
-    lattice = Lattice(basis, reduction.n)
+def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp") -> Lattice:
+    """Embed, reduce and prepare the pruning data for ``reduction``'s lattice.
+
+    Parameters
+    ----------
+    reduction : Reduction
+        With an integer particular solution z0 and kernel basis K.
+    bkz_block : int
+        fpylll BKZ block size after LLL (0: LLL only).
+    embedding : {"homogeneous", "cvp"}
+        The (n + 1)-dimensional Kannan embedding with the target inside the
+        lattice, or the kernel lattice 2K with the target ``1 − 2z0`` outside.
+    """
+    n = reduction.n
+    if embedding == "homogeneous":
+        rows = _reduce_rows(_embedding_rows(reduction), bkz_block)
+        basis = _columns(rows)
+        lattice = Lattice(basis, np.zeros(n + 1, dtype=object), n, True)
+    elif embedding == "cvp":
+        K = reduction.kernel
+        rows = _reduce_rows(flint.fmpz_mat([[2 * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])]), bkz_block)
+        basis = _columns(rows)
+        target = _babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
+        lattice = Lattice(basis, -target, n, False)
+    else:
+        raise ValueError(f"unknown embedding {embedding!r}")
     _float_data(lattice)
     return lattice
+
+
+def _columns(rows: flint.fmpz_mat) -> np.ndarray:
+    """Rows of an fmpz_mat as the columns of an object array."""
+    return np.array([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())], dtype=object).reshape(rows.nrows(), rows.ncols()).T
+
+
+def _babai(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``target − basis·q`` for q from Babai rounding (exact integers; any q is fine)."""
+    B = basis.astype(np.float64)
+    q = np.rint(np.linalg.lstsq(B, target.astype(np.float64), rcond=None)[0]).astype(np.int64)
+    shift = basis.dot(np.array([int(v) for v in q], dtype=object))
+    return target - shift
 
 
 def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
@@ -197,32 +255,41 @@ def _float_data(lattice: Lattice) -> None:
     B = basis.astype(np.float64)
     Q, R = np.linalg.qr(B)
     diag = np.diag(R).copy()
-    lattice.problem = _check_numerics(basis, B, Q, R)
+    lattice.problem = _check_numerics(basis, lattice.offset, B, Q, R)
     if lattice.problem:
         return
+    c = -lattice.offset.astype(np.float64)  # the target
+    inside = Q.T @ c
+    outside = c - Q @ inside
     bstar = (Q * diag).T.copy()
     rr = diag**2
     mu = (R / diag[:, None]).T.copy()  # mu[l, j] = R[j, l] / R[j, j]
-    lbox = _box_bounds(Q)
     hold = np.abs(bstar).sum(axis=1) / rr * (1 + 1e-9) + MARGIN
-    ylo, yhi = _dual_bounds(B)
+    ylo, yhi = _dual_bounds(B, c)
+    lbox = _box_bounds(Q)
+    tiny = np.abs(bstar) <= 1e-12
+    safe = np.where(tiny, 1.0, bstar)
     a = lattice.arrays
-    a.update(mu=mu, rr=rr, bstar=bstar, tgt=np.zeros(D), lbox=lbox, hold=hold, ylo=ylo, yhi=yhi)
-    a["radius2"] = float(N) * (1 + 1e-9) + MARGIN
-    a["top"] = np.zeros(N)
+    a.update(muT=mu.T.copy(), rr=rr, bstar=bstar, tgt=inside / diag, hold=hold, ylo=ylo, yhi=yhi)
+    a["cinv"] = np.where(tiny, 0.0, 1.0 / safe)
+    a["chalf"] = np.where(tiny, np.inf, lbox / np.abs(safe))
+    a["cperp2"] = float(outside @ outside)
+    a["radius2"] = max(float(N) - float(outside @ outside), 0.0) * (1 + 1e-9) + MARGIN
+    a["top"] = -outside
     a["basis"] = np.zeros((N, D), dtype=np.int64)
     a["offset"] = np.zeros(N, dtype=np.int64)
-    bound = max(int(max(-lo, hi)) for lo, hi in zip(ylo, yhi))
-    widest = max(sum(abs(int(v)) for v in basis[r]) for r in range(N))
+    bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
+    widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
     lattice.exact = widest * max(bound, 1) < 2**62
     if lattice.exact:
         a["basis"] = basis.astype(np.int64)
+        a["offset"] = lattice.offset.astype(np.int64)
 
 
-def _check_numerics(basis: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
+def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
     """Refuse float Gram–Schmidt data whose error could approach the margins."""
-    if max(abs(int(v)) for v in basis.ravel()) >= 2**50:
-        return "the reduced basis has entries beyond float64's exact range"
+    if max(abs(int(v)) for v in np.concatenate([basis.ravel(), offset])) >= 2**40:
+        return "the reduced basis or target has entries too large for safe float pruning"
     diag = np.abs(np.diag(R))
     if diag.min() <= 0 or diag.max() / diag.min() > 1e8:
         return "the reduced basis is too ill-conditioned for safe float pruning"
@@ -244,28 +311,30 @@ def _box_bounds(Q: np.ndarray) -> np.ndarray:
     return lbox * (1 + 1e-9) + MARGIN
 
 
-def _dual_bounds(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """|x_j| = |⟨d_j, v⟩| ≤ ‖d_j‖₁ for v in the box (d_j the dual basis)."""
+def _dual_bounds(B: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ ‖d_j‖₁`` (d_j the dual basis)."""
     dual = B @ np.linalg.inv(B.T @ B)
-    bound = np.floor(np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6).astype(np.int64)
-    return -bound, bound
+    centre = dual.T @ c
+    radius = np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
+    return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
 
 
 def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages) -> Result:
     """Drive the kernel in chunks; verify every leaf exactly."""
     a = lattice.arrays
-    state = native.new_state(lattice.D, lattice.N, a["top"])
+    state = native.new_state(lattice.D, lattice.N, a["top"], a["tgt"])
     istate = state[0]
     solutions, seen = [], set()
     budget = 1 << 12
+    coord_levels = lattice.D if COORD_LEVELS is None else COORD_LEVELS
     last_report = time.perf_counter()
     status = native.RUNNING
     interrupted = None
     while True:
         t0 = time.perf_counter()
         status = native.enumerate_box(
-            a["mu"], a["rr"], a["bstar"], a["tgt"], a["lbox"], a["hold"], a["ylo"], a["yhi"], a["radius2"], MARGIN, True,
-            a["basis"], a["offset"], lattice.exact, *state, budget,
+            a["muT"], a["rr"], a["bstar"], a["cinv"], a["chalf"], a["hold"], a["ylo"], a["yhi"], a["radius2"], a["cperp2"], MARGIN,
+            lattice.symmetric, coord_levels, a["basis"], a["offset"], lattice.exact, *state, budget,
         )
         elapsed = time.perf_counter() - t0
         budget = _next_budget(budget, elapsed)
@@ -304,10 +373,10 @@ def _next_budget(budget: int, elapsed: float) -> int:
 def _decode(lattice: Lattice, x: np.ndarray, system: System) -> list[int] | None:
     """Exact vector ``B x``; the support of its z if it is a solution, else None."""
     coeffs = [int(v) for v in x]
-    vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) for r in range(lattice.N)]
+    vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) + int(lattice.offset[r]) for r in range(lattice.N)]
     if any(v not in (1, -1) for v in vector):
         return None
-    s = vector[-1]
+    s = vector[-1] if lattice.symmetric else 1
     support = [i for i in range(lattice.n) if s * vector[i] == 1]
     return support if system.is_solution(support) else None
 
