@@ -26,6 +26,8 @@ import numpy as np
 
 from . import activations
 from .degeneracy import find_degeneracy
+from .errors import InputError
+from .gram import gram_applies, gram_decide
 from .instance import Instance
 from .portfolio import available_engines, run_portfolio
 from .prune import prune, subsystem
@@ -33,7 +35,11 @@ from .rational import fmpz_matrix
 from .reduce import reduce_system
 from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
 from .system import System, build_system, fit_coefficients
+from .theorems import theorem_result
 from .verify import verify
+
+GRAM_SIZE = 50_000
+"""Above this many entries of M (d²·n) with n ≤ d², solve takes the Gram path first."""
 
 MAX_LISTED = 100_000
 """Most solutions listed by ``find_all`` when independent parts multiply."""
@@ -95,10 +101,15 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
 
 def _solve(instance, clock, find_all, tol, seed, engines, progress) -> Result:
     act = instance.act
-    if act.kind in (activations.HOMOGENEOUS, activations.GATED):
-        return Result(NOT_ABSORBABLE, act.reason, stages={"classify": act.kind}, engine="theorem", complete=True)
-    if act.kind == activations.UNCOVERED:
-        return Result(UNKNOWN, act.reason, stages={"classify": act.kind}, engine="theorem")
+    if instance.residual_free:
+        raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
+    if act.kind != activations.ODD_LINEAR:
+        return theorem_result(instance)
+    if gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
+        # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
+        result = gram_decide(instance, tol=tol)
+        if result.decided:
+            return result
     stages = {"classify": act.kind, "activation": act.name, "c": str(act.c)}
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
