@@ -107,6 +107,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, "reduce_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
+    if lattice.infeasible or lattice.D == 0:
+        support = None if lattice.infeasible else _decode(lattice, np.zeros(0, dtype=np.int64), system)
+        stages["nodes"] = 0
+        return _result([support] if support is not None else [], True, find_all, None, start, stages)
     deadline = None if time_limit is None else start + float(time_limit)
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages)
 
@@ -171,6 +175,8 @@ class Lattice:
         int64 leaf arithmetic cannot overflow.
     problem : str or None
         Why the float data cannot be trusted (the engine then answers unknown).
+    infeasible : bool
+        Exact arithmetic proved that no box point exists (no search needed).
     """
 
     def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool) -> None:
@@ -180,6 +186,7 @@ class Lattice:
         self.symmetric = symmetric
         self.N, self.D = basis.shape
         self.problem = None
+        self.infeasible = False
         self.arrays = {}
         self.exact = False
 
@@ -211,7 +218,68 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     else:
         raise ValueError(f"unknown embedding {embedding!r}")
     _float_data(lattice)
+    if lattice.problem and not lattice.symmetric:
+        lattice = _fix_rigid_levels(lattice)
     return lattice
+
+
+def _fix_rigid_levels(lattice: Lattice) -> Lattice:
+    """Decide the levels with huge Gram–Schmidt norms exactly, keep the rest.
+
+    Huge coefficients give a lattice with a few enormous basis vectors (LLL
+    puts them last) whose float data is not trustworthy. A level j with
+    ``‖b*_j‖² > 4N`` admits at most one coefficient (the interval has width
+    ``2√(N/‖b*_j‖²) < 1``), so exact rational Gram–Schmidt fixes those
+    levels along a single path; what remains is the small sublattice
+    b_0 … b_{p−1} with a shifted target, or an exact proof that no box point
+    exists (``lattice.infeasible``).
+    """
+    basis, N, D = lattice.basis, lattice.N, lattice.D
+    c = [-int(v) for v in lattice.offset]
+    mu, r, tgt, cperp2 = _exact_gram_schmidt(basis, c)
+    p = D
+    while p > 0 and r[p - 1] > 4 * N:
+        p -= 1
+    if p == D:
+        return lattice  # nothing rigid: the float problem stands
+    rem = N - cperp2
+    x = [0] * D
+    for j in range(D - 1, p - 1, -1):
+        centre = tgt[j] - sum((mu[l][j] * x[l] for l in range(j + 1, D)), flint.fmpq(0))
+        low = int(centre.floor())
+        fits = [v for v in (low, low + 1) if (v - centre) ** 2 * r[j] <= rem]
+        if rem < 0 or not fits:
+            rigid = Lattice(basis[:, :0], lattice.offset, lattice.n, False)
+            rigid.infeasible = True
+            return rigid
+        x[j] = fits[0]
+        rem -= (x[j] - centre) ** 2 * r[j]
+    shifted = np.array([c[i] - sum(int(basis[i, j]) * x[j] for j in range(p, D)) for i in range(N)], dtype=object)
+    short = basis[:, :p]
+    target = _babai(short, shifted) if p else shifted
+    smaller = Lattice(short, -target, lattice.n, False)
+    _float_data(smaller)
+    return smaller
+
+
+def _exact_gram_schmidt(basis: np.ndarray, c: list[int]):
+    """Exact μ, ‖b*_j‖², target coordinates and ‖c⊥‖² from the Gram matrix (fmpq)."""
+    N, D = basis.shape
+    cols = [[int(v) for v in basis[:, j]] for j in range(D)]
+    gram = [[sum(a * b for a, b in zip(cols[i], cols[j])) for j in range(D)] for i in range(D)]
+    cb = [sum(a * b for a, b in zip(cols[j], c)) for j in range(D)]
+    mu = [[flint.fmpq(0)] * D for _ in range(D)]
+    r = [flint.fmpq(0)] * D
+    tgt = [flint.fmpq(0)] * D
+    for j in range(D):
+        for i in range(j):
+            # μ_{j,i} r_i = ⟨b_j, b*_i⟩ = G_{j,i} − Σ_{k<i} μ_{i,k} μ_{j,k} r_k
+            acc = flint.fmpq(gram[j][i]) - sum((mu[i][k] * mu[j][k] * r[k] for k in range(i)), flint.fmpq(0))
+            mu[j][i] = acc / r[i]
+        r[j] = flint.fmpq(gram[j][j]) - sum((mu[j][k] ** 2 * r[k] for k in range(j)), flint.fmpq(0))
+        tgt[j] = (flint.fmpq(cb[j]) - sum((mu[j][k] * tgt[k] * r[k] for k in range(j)), flint.fmpq(0))) / r[j]
+    cperp2 = flint.fmpq(sum(v * v for v in c)) - sum((tgt[j] ** 2 * r[j] for j in range(D)), flint.fmpq(0))
+    return mu, r, tgt, cperp2
 
 
 def _columns(rows: flint.fmpz_mat) -> np.ndarray:
@@ -252,6 +320,8 @@ def _float_data(lattice: Lattice) -> None:
     """Gram–Schmidt data, box bounds, dual bounds, all with safety margins."""
     basis = lattice.basis
     N, D = lattice.N, lattice.D
+    if D == 0:
+        return
     B = basis.astype(np.float64)
     Q, R = np.linalg.qr(B)
     diag = np.diag(R).copy()

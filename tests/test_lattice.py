@@ -1,0 +1,248 @@
+"""The lattice enumeration engine against brute force, and solve-system."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from indexset.cli import main
+from indexset.engines.brute import solve_system_brute
+from indexset.engines.lattice import search
+from indexset.errors import InputError
+from indexset.reduce import reduce_system
+from indexset.system import System, plain_system
+from indexset.systemfile import load_system
+
+
+def random_system(rng, m, n, low, high, planted):
+    """A ± m × n integer system, with a planted 0/1 solution or a random right side."""
+    A = rng.integers(low, high + 1, size=(m, n))
+    if planted:
+        b = A @ rng.integers(0, 2, size=n)
+    else:
+        b = rng.integers(low * n // 4, high * n // 4 + 1, size=m)
+    return plain_system(A, b)
+
+
+def star_system(rng, d, n, bound, planted_size=None):
+    """(★) of a random integer block: column i is vec(W_down[:,i] W_up[i,:]), t = vec(−I)."""
+    up = rng.integers(-bound, bound + 1, size=(n, d))
+    down = rng.integers(-bound, bound + 1, size=(d, n))
+    M = np.array([[int(down[a, i]) * int(up[i, b]) for i in range(n)] for a in range(d) for b in range(d)], dtype=object)
+    t = np.array([-1 if a == b else 0 for a in range(d) for b in range(d)], dtype=object)
+    return System(M, t, None, [(a, b) for a in range(d) for b in range(d)])
+
+
+def planted_system(rng, m, n, low, high, size):
+    """A system with a known solution of the given size; returns (system, support)."""
+    A = rng.integers(low, high + 1, size=(m, n))
+    support = sorted(rng.choice(n, size=size, replace=False).tolist())
+    z = np.zeros(n, dtype=np.int64)
+    z[support] = 1
+    return plain_system(A, A @ z), support
+
+
+def all_solutions(system, **options):
+    result = search(system, find_all=True, **options)
+    assert result.complete, result.reason
+    assert result.count == len(result.solutions)
+    return result
+
+
+@pytest.mark.parametrize("embedding", ["cvp", "homogeneous"])
+def test_all_solutions_match_brute_force(embedding):
+    rng = np.random.default_rng(8)
+    for trial in range(240):
+        m = int(rng.integers(1, 5))
+        n = int(rng.integers(1, 17))
+        low, high = [(-3, 3), (-20, 20), (0, 50), (-1000, 1000)][trial % 4]
+        system = random_system(rng, m, n, low, high, planted=trial % 2 == 0)
+        expected = solve_system_brute(system.M, system.t)
+        result = all_solutions(system, embedding=embedding)
+        assert sorted(result.solutions) == sorted(expected), (trial, m, n)
+        assert len(set(map(tuple, result.solutions))) == len(result.solutions)
+        assert result.status == ("feasible" if expected else "infeasible")
+        for support in result.solutions:
+            assert system.is_solution(support)
+
+
+def test_star_systems_match_brute_force():
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        d = 2 if trial % 3 else 3
+        n = int(rng.integers(d, 15))
+        system = star_system(rng, d, n, bound=2)
+        expected = solve_system_brute(system.M, system.t)
+        assert sorted(all_solutions(system).solutions) == sorted(expected)
+
+
+def test_first_solution_is_a_solution_and_infeasible_is_complete():
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        system = random_system(rng, int(rng.integers(1, 4)), int(rng.integers(2, 15)), -9, 9, planted=trial % 2 == 0)
+        expected = solve_system_brute(system.M, system.t)
+        result = search(system)
+        if expected:
+            assert result.status == "feasible"
+            assert result.index_set in expected
+            assert result.verified
+        else:
+            assert result.status == "infeasible" and result.complete and result.count == 0
+
+
+def test_degenerate_systems():
+    # Free variables (zero columns), repeated columns, a zero row and a row
+    # that pins everything: many solutions, each exactly once.
+    A = np.array([[1, 1, 0, 2, 2, 0], [0, 0, 0, 0, 0, 0], [1, -1, 0, 1, -1, 0]])
+    for b in ([2, 0, 0], [0, 0, 0], [4, 0, 0], [1, 0, 5]):
+        system = plain_system(A, b)
+        assert sorted(all_solutions(system).solutions) == sorted(solve_system_brute(system.M, system.t))
+    # Full column rank: decided without search.
+    system = plain_system(np.eye(3, dtype=np.int64), [1, 0, 1])
+    assert all_solutions(system).solutions == [[0, 2]]
+    assert search(plain_system(np.eye(2, dtype=np.int64), [2, 0])).status == "infeasible"
+
+
+def test_huge_coefficients_are_exact():
+    # Entries beyond int64: leaves are re-checked with Python ints.
+    rng = np.random.default_rng(11)
+    big = 2**70
+    for trial in range(10):
+        n = 10
+        A = [[int(v) * big + int(w) for v, w in zip(rng.integers(-5, 6, n), rng.integers(-5, 6, n))] for _ in range(2)]
+        z = rng.integers(0, 2, n)
+        b = [sum(a * int(zi) for a, zi in zip(row, z)) + (trial % 2) for row in A]
+        system = plain_system(np.array(A, dtype=object), np.array(b, dtype=object))
+        expected = solve_system_brute(system.M, system.t)
+        assert sorted(all_solutions(system).solutions) == sorted(expected)
+
+
+def test_huge_and_mixed_coefficients_decide_exactly():
+    # Rows of 30–200 bits, some mixed with a small row: the lattice has a few
+    # enormous basis vectors, fixed exactly before the float search.
+    import random
+
+    rng = random.Random(1)
+    for trial in range(24):
+        n, m = rng.randint(6, 16), rng.randint(1, 4)
+        bits = rng.choice([30, 60, 100, 200])
+        A = [[rng.randint(-(2**bits), 2**bits) for _ in range(n)] for _ in range(m)]
+        if trial % 3 == 0:
+            A[0] = [rng.randint(-3, 3) for _ in range(n)]
+        z = [rng.randint(0, 1) for _ in range(n)]
+        b = [sum(a * v for a, v in zip(row, z)) + trial % 2 for row in A]
+        system = plain_system(np.array(A, dtype=object), np.array(b, dtype=object))
+        assert sorted(all_solutions(system).solutions) == sorted(solve_system_brute(system.M, system.t))
+
+
+@pytest.mark.parametrize("n", [25, 32, 40])
+def test_medium_planted_solutions_are_found(n):
+    rng = np.random.default_rng(n)
+    for m in (2, 4, 6):
+        system, support = planted_system(rng, m, n, 0, 99, size=n // 2)
+        first = search(system, time_limit=20)
+        assert first.status == "feasible" and system.is_solution(first.index_set)
+        if m >= 4:
+            every = search(system, find_all=True, time_limit=20)
+            assert every.complete and support in every.solutions
+            assert all(system.is_solution(s) for s in every.solutions)
+
+
+def test_medium_star_planted():
+    rng = np.random.default_rng(2)
+    for d, n, bound in ((2, 30, 1000), (3, 36, 30)):
+        up = rng.integers(-bound, bound + 1, size=(n, d))
+        down = rng.integers(-bound, bound + 1, size=(d, n))
+        # Plant S = {0, …, d−1}: choose W_up[S] so that W_down[:,S]·W_up[S,:] = −I·det scale.
+        S = list(range(d))
+        down_S = down[:, S]
+        det = round(np.linalg.det(down_S))
+        if det == 0:
+            continue
+        adj = np.round(np.linalg.inv(down_S) * det).astype(np.int64)
+        up[S] = -adj
+        system = star_system_from(up, down, t_scale=det)
+        result = search(system, find_all=True, time_limit=30)
+        assert result.complete and S in result.solutions
+
+
+def star_system_from(up, down, t_scale):
+    d, n = down.shape
+    M = np.array([[int(down[a, i]) * int(up[i, b]) for i in range(n)] for a in range(d) for b in range(d)], dtype=object)
+    t = np.array([-int(t_scale) if a == b else 0 for a in range(d) for b in range(d)], dtype=object)
+    return System(M, t, None, [])
+
+
+def test_time_limit_stop_and_progress():
+    rng = np.random.default_rng(0)
+    system = star_system(rng, 2, 76, 1000)
+    reduction = reduce_system(system.M, system.t)
+    result = search(system, reduction, find_all=True, time_limit=0.3)
+    assert result.status == "unknown" and not result.complete
+    stop = threading.Event()
+    stop.set()
+    assert search(system, reduction, stop=stop).status == "unknown"
+    seen = []
+    search(system, reduction, time_limit=1.3, progress=seen.append)
+    assert seen and seen[-1]["nodes"] > 0
+
+
+def test_tolerance_systems_are_left_to_cpsat():
+    system = plain_system([[1, 2, 3]], [3])
+    system.slack = np.array([1], dtype=object)
+    result = search(system)
+    assert result.status == "unknown" and "tolerance" in result.reason
+
+
+def test_reading_system_files(tmp_path):
+    dat = tmp_path / "ms.dat"
+    dat.write_text("# comment\n# more\n2 3\n1 2 3 3\n4 5 6 9\n")
+    system = load_system(dat)
+    assert system.M.tolist() == [[1, 2, 3], [4, 5, 6]] and system.t.tolist() == [3, 9]
+    npz = tmp_path / "s.npz"
+    np.savez(npz, A=np.array([[1, 1, 1]]), b=np.array([2]))
+    assert load_system(npz).n == 3
+    bad = {
+        "short.dat": "2 3\n1 2 3 3\n",
+        "ragged.dat": "1 3\n1 2 3\n",
+        "words.dat": "1 2\n1 x 3\n",
+        "empty.dat": "# nothing\n",
+    }
+    for name, text in bad.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(InputError, match=name):
+            load_system(tmp_path / name)
+    np.savez(tmp_path / "noB.npz", A=np.array([[1]]))
+    np.savez(tmp_path / "float.npz", A=np.array([[0.5]]), b=np.array([1]))
+    np.savez(tmp_path / "shape.npz", A=np.array([[1, 2]]), b=np.array([1, 2]))
+    np.savez(tmp_path / "obj.npz", A=np.array([[1, "a"]], dtype=object), b=np.array([1]))
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    for name in ("noB.npz", "float.npz", "shape.npz", "obj.npz", "junk.npz", "missing.npz", "x.csv"):
+        if name == "x.csv":
+            (tmp_path / name).write_text("1,2")
+        with pytest.raises(InputError):
+            load_system(tmp_path / name)
+
+
+def test_solve_system_cli(tmp_path, capsys):
+    path = tmp_path / "s.npz"
+    np.savez(path, A=np.array([[1, 1, 1, 1], [1, 2, 3, 4]]), b=np.array([2, 5]))
+    assert main(["solve-system", str(path), "--json", "--all"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["status"] == "feasible" and payload["count"] == 2 and payload["engine"] == "lattice"
+    assert sorted(payload["solutions"]) == [[0, 1, 1, 0], [1, 0, 0, 1]]
+    assert payload["solution"] in payload["solutions"] and isinstance(payload["time_s"], float)
+    np.savez(path, A=np.array([[2, 2, 2]]), b=np.array([2]))
+    assert main(["solve-system", str(path), "--json", "--count"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 3
+    np.savez(path, A=np.array([[2, 4, 6]]), b=np.array([5]))
+    assert main(["solve-system", str(path), "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["status"] == "infeasible" and payload["solution"] is None
+    assert main(["solve-system", str(path)]) == 1
+    assert "INFEASIBLE" in capsys.readouterr().out
+    assert main(["solve-system", str(tmp_path / "missing.dat")]) == 2
+    assert main(["solve-system", str(path), "--time-limit", "0"]) == 2
