@@ -68,6 +68,12 @@ def prune(system: System) -> Pruning:
     return Pruning(fixed, components=components(system, fixed))
 
 
+def no_pruning(system: System) -> Pruning:
+    """Nothing fixed, one part holding everything (the ``prune`` ablation)."""
+    fixed = np.full(system.n, -1, dtype=np.int8)
+    return Pruning(fixed, components=[(list(range(system.m)), list(range(system.n)))])
+
+
 def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[int]]]:
     """Independent parts: connected components of the variable–equation graph.
 

@@ -30,7 +30,7 @@ from .errors import InputError
 from .gram import gram_applies, gram_decide
 from .instance import Instance
 from .portfolio import available_engines, run_portfolio
-from .prune import prune, subsystem
+from .prune import no_pruning, prune, subsystem
 from .rational import fmpz_matrix
 from .reduce import reduce_system
 from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
@@ -63,7 +63,11 @@ class _Clock:
         return self.stop.is_set() or (self.time_limit is not None and self.elapsed() >= self.time_limit)
 
 
-def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None) -> Result:
+ABLATIONS = ("prune", "lattice", "gram")
+"""Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
+
+
+def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=()) -> Result:
     """Decide whether ``instance`` can absorb its skip connection.
 
     Parameters
@@ -85,6 +89,11 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
         Set it (e.g. on Ctrl-C) to stop and report what is known.
     progress : callable, optional
         Called with a dict of counters from time to time.
+    ablate : iterable of str
+        Stages to switch off, for benchmarks: ``prune`` (no fixings, rank
+        test or split), ``lattice`` (no exact reduction: no kernel
+        coordinates for CP-SAT, no lattice engine), ``gram`` (no Gram path).
+        Answers stay correct; only speed changes.
 
     Returns
     -------
@@ -94,18 +103,23 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
     """
     clock = _Clock(time_limit, stop)
     tol = None if tol is None else Fraction(tol)
-    result = _solve(instance, clock, find_all, tol, seed, engines, progress)
+    ablate = frozenset(ablate)
+    if not ablate <= set(ABLATIONS):
+        raise ValueError(f"unknown ablation {sorted(ablate - set(ABLATIONS))}; choose from {ABLATIONS}")
+    if "lattice" in ablate:
+        engines = [name for name in (engines or available_engines()) if name != "lattice"]
+    result = _solve(instance, clock, find_all, tol, seed, engines, progress, ablate)
     result.time_s = clock.elapsed()
     return result
 
 
-def _solve(instance, clock, find_all, tol, seed, engines, progress) -> Result:
+def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate) -> Result:
     act = instance.act
     if instance.residual_free:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
     if act.kind != activations.ODD_LINEAR:
         return theorem_result(instance)
-    if gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
+    if "gram" not in ablate and gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
         # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
         result = gram_decide(instance, tol=tol)
         if result.decided:
@@ -123,12 +137,14 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress) -> Result:
     reduction = None
     if tol is None:
         stage_start = time.perf_counter()
-        reduction = reduce_system(system.M, system.t)
+        reduction = reduce_system(system.M, system.t, lattice="lattice" not in ablate)
         stages["reduce"] = dict(reduction.stages(), time_s=_since(stage_start))
         decided = _decide_by_linear_algebra(context, system, reduction)
         if decided is not None:
             return decided
-    return _search(context, system, reduction, clock, seed, engines, progress)
+    if "lattice" in ablate and reduction is not None:
+        reduction = None  # no kernel coordinates: CP-SAT models M z = t directly
+    return _search(context, system, reduction, clock, seed, engines, progress, "prune" in ablate)
 
 
 class _Context:
@@ -211,14 +227,14 @@ def _decide_by_linear_algebra(context: _Context, system: System, reduction) -> R
     return None
 
 
-def _search(context: _Context, system: System, reduction, clock: _Clock, seed, engines, progress) -> Result:
+def _search(context: _Context, system: System, reduction, clock: _Clock, seed, engines, progress, skip_pruning=False) -> Result:
     stages = context.stages
     stage_start = time.perf_counter()
-    pruning = prune(system)
+    pruning = no_pruning(system) if skip_pruning else prune(system)
     stages["prune"] = dict(pruning.stages(), time_s=_since(stage_start))
     if pruning.infeasible:
         return context.negative(pruning.reason, {"kind": "interval"}, engine="prune")
-    rank_failure = _rank_infeasible(context.instance, pruning.fixed) if context.tol is None else None
+    rank_failure = _rank_infeasible(context.instance, pruning.fixed) if context.tol is None and not skip_pruning else None
     if rank_failure:
         return context.negative(rank_failure, {"kind": "rank"}, engine="prune")
     parts = [part for part in pruning.components if part[0] and part[1]]
@@ -241,13 +257,12 @@ def _search_part(context, sub, system, reduction, pruning, whole, clock, seed, n
     """Search one independent part, reusing the global reduction when nothing was removed."""
     if sub.slack is not None and not sub.fits_int64():
         sub = fit_coefficients(sub)
-    if context.tol is None:
+    part_reduction = None
+    if context.tol is None and reduction is not None:
         untouched = whole and sub.n == system.n and sub.m == system.m
         part_reduction = reduction if untouched else reduce_system(sub.M, sub.t)
         if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
             return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
-    else:
-        part_reduction = None
     fixed_in = int((pruning.fixed == 1).sum())
     min_size = max(0, context.instance.d - fixed_in) if (whole and context.tol is None) else 0
     return run_portfolio(sub, part_reduction, engines=names, find_all=context.find_all, time_limit=clock.remaining(), seed=seed, stop=clock.stop, progress=progress, min_size=min_size)
