@@ -1,0 +1,166 @@
+"""Each stage of the solve pipeline against an independent reference.
+
+Stages: exact reduction (span certificate, unique solution, lattice),
+certified kernel bounds, interval pruning, the scaled relaxation, CP-SAT and
+the portfolio. The reference is brute force over all 2^n 0/1 vectors.
+"""
+
+from __future__ import annotations
+
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from indexset.bounds import kernel_bounds
+from indexset.engines import cpsat
+from indexset.engines.brute import solve_system_brute
+from indexset.portfolio import run_portfolio
+from indexset.prune import prune
+from indexset.reduce import check_span_certificate, reduce_system
+from indexset.system import System, fit_coefficients, plain_system
+
+
+def random_system(rng, m, n, bound, planted):
+    """A random integer system, with a planted 0/1 solution when asked."""
+    M = rng.integers(-bound, bound + 1, size=(m, n)).astype(object)
+    z = rng.integers(0, 2, size=n).astype(object)
+    t = M.dot(z)
+    if not planted:
+        t = t + rng.integers(-2, 3, size=m).astype(object)
+    return M, t
+
+
+def systems(seed, count):
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        m = int(rng.integers(1, 5))
+        n = int(rng.integers(2, 13))
+        yield random_system(rng, m, n, int(rng.integers(1, 40)), planted=k % 2 == 0)
+
+
+def supports(solutions):
+    return sorted(tuple(s) for s in solutions)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reduction_agrees_with_brute_force(seed):
+    for M, t in systems(seed, 40):
+        reference = solve_system_brute(M, t)
+        red = reduce_system(M, t)
+        n = M.shape[1]
+        if not red.span_feasible:
+            assert reference == []
+            assert check_span_certificate(M, t, red.span_certificate)
+            continue
+        if red.unique_solution is not None:
+            z = red.unique_solution
+            assert all(sum(Fraction(int(M[r, j])) * z[j] for j in range(n)) == t[r] for r in range(M.shape[0]))
+            zero_one = all(v in (0, 1) for v in z)
+            assert zero_one == bool(reference)
+            continue
+        if red.integer_feasible is False:
+            assert reference == []
+            continue
+        assert all(M.dot(red.z0) == t)
+        K = red.kernel
+        assert K.shape == (n, n - red.rank)
+        assert (M.dot(K) == 0).all()
+        # Every solution is z0 + K y for an integer y inside the certified bounds.
+        bounds = kernel_bounds(red.z0, K)
+        Kq = np.array(K, dtype=float)
+        for support in reference:
+            z = np.zeros(n, dtype=object)
+            z[support] = 1
+            y = np.linalg.lstsq(Kq, np.array(z - red.z0, dtype=float), rcond=None)[0]
+            y_int = np.rint(y).astype(int)
+            assert (K.dot(y_int.astype(object)) == z - red.z0).all(), "kernel basis must span every integer solution"
+            assert all(lo <= int(v) <= hi for v, (lo, hi) in zip(y_int, bounds))
+
+
+def test_span_certificate_is_checked_independently():
+    M = np.array([[1, 2, 3], [2, 4, 6]], dtype=object)
+    t = np.array([1, 3], dtype=object)
+    red = reduce_system(M, t)
+    assert not red.span_feasible
+    y = red.span_certificate
+    assert sum(y[r] * M[r, j] for r in range(2) for j in [0]) == 0
+    assert check_span_certificate(M, t, y)
+    assert not check_span_certificate(M, t, [0, 0])
+
+
+def test_lattice_infeasible_is_genuine():
+    # 2 z1 + 4 z2 = 3 has real solutions but no integer ones.
+    M = np.array([[2, 4, 6]], dtype=object)
+    t = np.array([3], dtype=object)
+    red = reduce_system(M, t)
+    assert red.span_feasible and red.integer_feasible is False
+    assert solve_system_brute(M, t) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pruning_never_cuts_a_solution(seed):
+    for M, t in systems(100 + seed, 60):
+        reference = solve_system_brute(M, t)
+        pruning = prune(plain_system(M, t))
+        if pruning.infeasible:
+            assert reference == []
+            continue
+        for support in reference:
+            for i, value in enumerate(pruning.fixed):
+                if value >= 0:
+                    assert (i in support) == bool(value)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scaled_relaxation_keeps_every_solution(seed):
+    rng = np.random.default_rng(200 + seed)
+    for _ in range(20):
+        n = int(rng.integers(3, 11))
+        M, t = random_system(rng, 2, n, 40, planted=True)
+        big = 2**70 + int(rng.integers(0, 1000))
+        system = System(M * big, t * big, np.array([int(rng.integers(0, 3)) * big] * 2, dtype=object))
+        relaxed = fit_coefficients(system, bits=20)
+        assert relaxed.max_abs().bit_length() <= 21 + n.bit_length()
+        for mask in range(1 << n):
+            support = [i for i in range(n) if mask >> i & 1]
+            if system.is_solution(support):
+                assert relaxed.is_solution(support)
+
+
+@pytest.mark.parametrize("use_reduction", [False, True])
+def test_cpsat_enumerates_exactly_the_solutions(use_reduction):
+    for M, t in systems(300, 30):
+        reference = solve_system_brute(M, t)
+        red = reduce_system(M, t) if use_reduction else None
+        if red is not None and red.z0 is None:
+            red = None
+        result = cpsat.search(plain_system(M, t), red, find_all=True)
+        assert result.complete
+        assert supports(result.solutions) == supports(reference)
+        assert result.status == ("feasible" if reference else "infeasible")
+
+
+def test_cpsat_relaxed_model_filters_to_exact_solutions():
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        M, t = random_system(rng, 2, 9, 30, planted=True)
+        big = 2**80 + 12345
+        system = System(M * big, t * big)
+        result = cpsat.search(system, None, find_all=True)
+        assert result.stages["model"] == "relaxed"
+        assert supports(result.solutions) == supports(solve_system_brute(M, t))
+
+
+def test_portfolio_stopped_early_claims_nothing_unproven():
+    rng = np.random.default_rng(11)
+    M, t = random_system(rng, 2, 40, 1000, planted=False)
+    stop = threading.Event()
+    stop.set()
+    system = plain_system(M, t)
+    result = run_portfolio(system, reduce_system(M, t), stop=stop, engines=["cpsat"])
+    if result.status == "infeasible":
+        assert result.complete
+    if result.status == "feasible":
+        assert system.is_solution(result.index_set)
