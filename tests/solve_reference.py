@@ -1,0 +1,241 @@
+"""Independent references for the solver tests (test_solve.py, test_solve_cli.py).
+
+Nothing here imports the solver pipeline (system, reduce, prune, portfolio,
+engines other than the brute force). Values are read from the raw instance
+arrays as exact Fractions (a float64 is an exact dyadic rational), so the
+checks do not even share the instance's exact-value cache.
+
+- :func:`star_rows`: the d² equations of (★), ``c·W_down[a,:]∘W_up[:,b]·z = −A[a,b]``,
+  as Fractions, one per entry (a, b);
+- :func:`mitm_solutions`: every 0/1 solution by meet in the middle (n ≤ 40);
+- :func:`brute_within`: every S with ``max |c·W_down[:,S]W_up[S,:] + A| ≤ τ``;
+- :func:`check_certificate`: span and unique-solution certificates, checked
+  with Python ints / Fractions on :func:`star_rows`;
+- :func:`check_result`: one Result against a reference solution set.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from indexset.degeneracy import find_degeneracy
+from indexset.verify import verify
+
+
+# ------------------------------------------------------------ exact values
+def fractions(instance, key):
+    """A weight array as an object array of Fractions, from the raw array.
+
+    Missing arrays get their defaults: identity skip, zero biases.
+    """
+    value = getattr(instance, key)
+    d, n = instance.d, instance.n
+    if value is None:
+        if key == "skip":
+            return np.array([[Fraction(int(i == j)) for j in range(d)] for i in range(d)], dtype=object)
+        size = n if key == "b_up" else d
+        return np.array([Fraction(0)] * size, dtype=object)
+    array = np.asarray(value)
+    out = np.empty(array.shape, dtype=object)
+    for index, v in np.ndenumerate(array):
+        exact = Fraction(float(v)) if array.dtype.kind == "f" else Fraction(int(v))
+        out[index] = exact / instance.denominator
+    return out
+
+
+def star_rows(instance):
+    """The equations of (★) as ``[((a, b), coefficients, rhs)]`` with Fractions.
+
+    Row (a, b): ``Σ_i c·W_down[a,i]·W_up[i,b]·z_i = −A[a,b]``.
+    """
+    up = fractions(instance, "W_up")
+    down = fractions(instance, "W_down")
+    skip = fractions(instance, "skip")
+    c = Fraction(instance.act.c)
+    rows = []
+    for a, b in itertools.product(range(instance.d), range(instance.d)):
+        rows.append(((a, b), [c * down[a, i] * up[i, b] for i in range(instance.n)], -skip[a, b]))
+    return rows
+
+
+def primitive(coefficients, rhs):
+    """One equation cleared to coprime integers (positive scale): (ints, int)."""
+    values = list(coefficients) + [rhs]
+    den = math.lcm(1, *(Fraction(v).denominator for v in values))
+    ints = [int(Fraction(v) * den) for v in values]
+    g = math.gcd(*ints) or 1
+    ints = [v // g for v in ints]
+    return ints[:-1], ints[-1]
+
+
+def integer_system(instance):
+    """(★) as an integer system ``P z = q`` (lists of Python ints), one row per (a, b)."""
+    P, q = [], []
+    for _, coefficients, rhs in star_rows(instance):
+        row, value = primitive(coefficients, rhs)
+        P.append(row)
+        q.append(value)
+    return P, q
+
+
+def rank(rows):
+    """Rank of a list of rows of Fractions (plain Gaussian elimination)."""
+    matrix = [[Fraction(v) for v in row] for row in rows]
+    r = 0
+    columns = len(matrix[0]) if matrix else 0
+    for col in range(columns):
+        pivot = next((i for i in range(r, len(matrix)) if matrix[i][col] != 0), None)
+        if pivot is None:
+            continue
+        matrix[r], matrix[pivot] = matrix[pivot], matrix[r]
+        for i in range(len(matrix)):
+            if i != r and matrix[i][col] != 0:
+                factor = matrix[i][col] / matrix[r][col]
+                matrix[i] = [x - factor * y for x, y in zip(matrix[i], matrix[r])]
+        r += 1
+    return r
+
+
+# ------------------------------------------------------ reference solvers
+def mitm_solutions(instance, max_width=40):
+    """Every S satisfying (★) exactly, by meet in the middle over 2^(n/2) halves.
+
+    Sums of the left and right halves are hashed with a random linear map
+    mod 2^64 (collisions are filtered by an exact check with Python ints).
+    """
+    n = instance.n
+    assert n <= max_width, f"meet in the middle is for n ≤ {max_width}"
+    P, q = integer_system(instance)
+    bound = max([abs(v) for row in P for v in row] + [abs(v) for v in q] + [1])
+    assert bound * (n + 2) < 2**62, "coefficients too large for the int64 meet in the middle"
+    M = np.array(P, dtype=np.int64).reshape(len(P), n)
+    t = np.array(q, dtype=np.int64)
+    half = n // 2
+
+    def sums(columns):
+        out = np.zeros((1, M.shape[0]), dtype=np.int64)
+        for j in columns:
+            out = np.concatenate([out, out + M[:, j]])
+        return out  # row index = bitmask over `columns`
+
+    left, right = sums(range(half)), sums(range(half, n))
+    weights = np.random.default_rng(12345).integers(1, 2**62, size=M.shape[0], dtype=np.int64).astype(np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        key_left = (left.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        key_need = ((t[None, :] - right).astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(key_left, kind="stable")
+    sorted_keys = key_left[order]
+    lo = np.searchsorted(sorted_keys, key_need, side="left")
+    hi = np.searchsorted(sorted_keys, key_need, side="right")
+    solutions = []
+    for r_mask in np.nonzero(hi > lo)[0]:
+        for l_mask in order[lo[r_mask]:hi[r_mask]]:
+            if np.array_equal(left[l_mask] + right[r_mask], t):
+                support = [i for i in range(half) if int(l_mask) >> i & 1]
+                support += [half + i for i in range(n - half) if int(r_mask) >> i & 1]
+                solutions.append(support)
+    return sorted(solutions)
+
+
+def brute_within(instance, tol):
+    """Every S with ``max |c·W_down[:,S]·W_up[S,:] + A| ≤ tol`` and |S| ≥ d (Fractions)."""
+    tol = Fraction(tol)
+    rows = star_rows(instance)
+    found = []
+    for mask in range(1 << instance.n):
+        support = [i for i in range(instance.n) if mask >> i & 1]
+        if len(support) < instance.d:
+            continue
+        # residual entry (a, b) = Σ_S c·down·up + A[a,b] = lhs − rhs
+        if all(abs(sum(coefficients[i] for i in support) - rhs) <= tol for _, coefficients, rhs in rows):
+            found.append(support)
+    return sorted(found)
+
+
+# ------------------------------------------------------------ certificates
+def check_certificate(instance, certificate):
+    """Check a certificate of "no S" independently; return its kind.
+
+    ``span``: y over the rows labelled ``rows`` (entries (a, b) of (★), each
+    cleared to coprime integers) with ``yᵀM = 0`` and ``yᵀt ≠ 0``, checked
+    with Python ints; the independent rank test must agree (t outside the
+    column space). ``unique_solution``: z* solves every equation exactly,
+    rank M = n, and some entry of z* is not 0 or 1.
+    """
+    if not certificate:
+        return None
+    kind = certificate.get("kind")
+    rows = star_rows(instance)
+    if "zero_row" in certificate:
+        # entry (a, b) of c·W_down[:,S]·W_up[S,:] is 0 for every S, but A[a, b] ≠ 0
+        a, b = certificate["zero_row"]
+        _, coefficients, rhs = rows[a * instance.d + b]
+        assert all(v == 0 for v in coefficients) and rhs != 0
+        return "zero_row"
+    if kind == "span":
+        by_label = {label: primitive(coefficients, rhs) for label, coefficients, rhs in rows}
+        labels = [tuple(label) for label in certificate["rows"]]
+        y = [int(v) for v in certificate["y"]]
+        assert len(y) == len(labels)
+        combination = [sum(y[r] * by_label[labels[r]][0][j] for r in range(len(y))) for j in range(instance.n)]
+        assert combination == [0] * instance.n, f"yᵀM ≠ 0: {combination}"
+        assert sum(y[r] * by_label[labels[r]][1] for r in range(len(y))) != 0, "yᵀt = 0"
+        coefficient_rows = [coefficients for _, coefficients, _ in rows]
+        augmented = [coefficients + [rhs] for _, coefficients, rhs in rows]
+        assert rank(augmented) == rank(coefficient_rows) + 1
+    elif kind == "unique_solution":
+        z = [Fraction(v) for v in certificate["z_star"]]
+        assert len(z) == instance.n
+        for _, coefficients, rhs in rows:
+            assert sum(a * b for a, b in zip(coefficients, z)) == rhs
+        assert rank([coefficients for _, coefficients, _ in rows]) == instance.n
+        assert any(v not in (0, 1) for v in z)
+    return kind
+
+
+# ---------------------------------------------------------------- results
+def check_result(instance, result, reference, *, find_all, tol=None, complete=True):
+    """Check one Result against the reference list of every S.
+
+    ``complete``: the run had no time limit, so it must decide (unknown is
+    allowed only on degenerate weights with no S). A decided verdict that
+    rests on an extension activation (MATH.md §2) or, for a "no", on biases
+    (MATH.md §3) must say so.
+    """
+    reference = sorted(sorted(s) for s in reference)
+    nondegenerate = find_degeneracy(instance).nondegenerate
+    if result.status == "absorbable":
+        assert reference, f"absorbable with S = {result.index_set}, but the reference finds no S"
+        assert result.verified is True
+        assert verify(instance, result.index_set, tol=tol).holds
+        assert sorted(result.index_set) in reference
+        if instance.act.extension:
+            assert result.extension is True
+        if find_all and (complete or result.count is not None):
+            got = sorted(sorted(s) for s in result.solutions)
+            assert got == reference, f"solutions {got} ≠ reference {reference}"
+            assert result.count == len(result.solutions) == len(reference)
+            for support in result.solutions:
+                assert verify(instance, support, tol=tol).holds
+    elif result.status == "not_absorbable":
+        assert not reference, f"not_absorbable, but S = {reference[0]} satisfies (★)"
+        assert nondegenerate, f"not_absorbable on {find_degeneracy(instance).describe()} weights"
+        check_certificate(instance, result.certificate)
+        if instance.act.extension or instance.has_biases:
+            assert result.extension is True, "a 'no' beyond the paper is not labelled (extension)"
+        else:
+            assert result.extension is False
+        if find_all:
+            assert result.count == 0 and result.solutions == []
+    else:
+        assert result.status == "unknown", result.status
+        if complete:
+            assert not reference and not nondegenerate, (
+                f"unknown without a time limit (reference: {len(reference)} sets, "
+                f"{find_degeneracy(instance).describe()}): {result.reason}"
+            )
+            check_certificate(instance, result.certificate)

@@ -1,0 +1,263 @@
+"""``indexset solve FILE``: JSON keys, exit codes, --all/--count, --witness, bad input.
+
+Answers are checked against the brute force over all 2^n subsets, the
+meet-in-the-middle reference (``solve_reference.py``) and the exact
+verifier, never against numbers from an earlier run.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from indexset import construct
+from indexset.cli import main
+from indexset.engines.brute import absorbing_sets_brute
+from indexset.instance import Instance
+from indexset.verify import verify
+from indexset.witness import check_forward
+
+from solve_reference import brute_within, check_result, fractions, mitm_solutions
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+REQUIRED = {"status", "reason", "index_set", "verified", "count", "solutions", "time_s", "stages"}
+EXIT = {"absorbable": 0, "not_absorbable": 1, "unknown": 3}
+
+
+def run(capsys, *argv):
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def solve_json(capsys, path, *options):
+    code, out, err = run(capsys, "solve", path, "--json", *options)
+    assert code in (0, 1, 3), err
+    payload = json.loads(out)
+    check_payload(payload)
+    assert EXIT[payload["status"]] == code
+    return code, payload
+
+
+def check_payload(payload):
+    """The keys of issue 3 with their types (extras allowed)."""
+    assert REQUIRED <= set(payload), sorted(REQUIRED - set(payload))
+    assert payload["status"] in EXIT
+    assert isinstance(payload["reason"], str) and payload["reason"]
+    assert payload["index_set"] is None or all(isinstance(i, int) for i in payload["index_set"])
+    assert isinstance(payload["verified"], bool)
+    assert payload["count"] is None or isinstance(payload["count"], int)
+    assert payload["solutions"] is None or all(isinstance(s, list) for s in payload["solutions"])
+    assert isinstance(payload["time_s"], (int, float)) and payload["time_s"] >= 0
+    assert isinstance(payload["stages"], dict)
+    assert payload["verified"] == (payload["status"] == "absorbable")
+    assert (payload["index_set"] is not None) == (payload["status"] == "absorbable")
+
+
+def as_result(payload):
+    return SimpleNamespace(certificate=payload.get("certificate"), extension=payload.get("extension"),
+                           **{k: payload[k] for k in REQUIRED})
+
+
+def save(instance, tmp_path, name="block.npz"):
+    path = tmp_path / name
+    construct.write_reproducible(instance, path)
+    return path
+
+
+def degenerate_without_S():
+    """Two collinear rows, no S: (★) is not necessary here, so the answer is unknown."""
+    return Instance(np.array([[1, 0], [2, 0], [0, 1]]), np.array([[1, 1, 0], [0, 0, 1]]))
+
+
+# ------------------------------------------------------------ exit codes
+def test_exit_codes_and_json_keys(tmp_path, capsys):
+    cases = [
+        ("planted", construct.planted(d=2, n=12, seed=2), 0),
+        ("random", construct.random(d=2, n=12, seed=2), 1),
+        ("degenerate", degenerate_without_S(), 3),
+        ("glu", construct.gated(activation="glu", d=2, n=6, seed=1), 3),
+        ("relu2", construct.homogeneous(activation="relu2", d=2, n=6, seed=1), 1),
+        ("swiglu", construct.gated(activation="swiglu", d=3, n=6, seed=1, trap=True), 1),
+    ]
+    for name, instance, expected in cases:
+        path = save(instance, tmp_path, f"{name}.npz")
+        code, payload = solve_json(capsys, path)
+        assert code == expected, (name, payload["reason"])
+        if instance.act.kind == "odd_linear":
+            check_result(instance, as_result(payload), absorbing_sets_brute(instance), find_all=False)
+        else:
+            assert "MATH.md §4" in payload["reason"]
+        # The same verdict without --json, with the status in the text.
+        code, out, _ = run(capsys, "solve", path)
+        assert code == expected
+        label = {0: "ABSORBABLE", 1: "NOT ABSORBABLE", 3: "UNKNOWN"}[expected]
+        assert f": {label}" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.npz")), ids=lambda p: p.name)
+def test_curated_files_all(path, capsys):
+    instance = Instance.load(path)
+    code, payload = solve_json(capsys, path, "--all")
+    if instance.act.kind != "odd_linear":
+        assert code == 1 and payload["solutions"] in (None, [])
+        return
+    reference = sorted(absorbing_sets_brute(instance))
+    check_result(instance, as_result(payload), reference, find_all=True)
+    if reference:
+        assert sorted(payload["solutions"]) == reference and payload["count"] == len(reference)
+
+
+# ------------------------------------------------------ --all / --count
+def test_all_and_count(tmp_path, capsys):
+    instance = construct.planted(d=2, n=14, k=14, range=3, seed=4, biases=True, activation="gelu")
+    reference = sorted(absorbing_sets_brute(instance))
+    assert len(reference) >= 1
+    path = save(instance, tmp_path)
+    code, every = solve_json(capsys, path, "--all")
+    assert code == 0
+    assert sorted(sorted(s) for s in every["solutions"]) == reference
+    assert every["count"] == len(reference)
+    code, counted = solve_json(capsys, path, "--count")
+    assert code == 0
+    assert counted["count"] == len(reference)
+    assert counted["solutions"] is None
+    assert verify(instance, counted["index_set"]).holds
+
+
+def test_all_and_count_on_many_solutions(tmp_path, capsys):
+    """Zero down columns make units free: 2^free index sets, each listed once."""
+    up = np.array([[1, 0], [0, 1], [1, 1], [2, 1], [1, 3], [3, 1]])
+    down = np.array([[-1, 0, 0, 0, 0, 0], [0, -1, 0, 0, 0, 0]])
+    instance = Instance(up, down)
+    reference = sorted(absorbing_sets_brute(instance))
+    path = save(instance, tmp_path)
+    code, every = solve_json(capsys, path, "--all")
+    assert code == 0 and sorted(every["solutions"]) == reference and every["count"] == len(reference) == 16
+    code, counted = solve_json(capsys, path, "--count")
+    assert counted["count"] == 16 and counted["solutions"] is None
+
+
+def test_all_and_count_on_a_negative(tmp_path, capsys):
+    instance = construct.random(d=3, n=14, seed=5)
+    path = save(instance, tmp_path)
+    for option in ("--all", "--count"):
+        code, payload = solve_json(capsys, path, option)
+        assert code == 1 and payload["count"] == 0
+        assert payload["index_set"] is None
+
+
+# -------------------------------------------------------------- witness
+@pytest.mark.parametrize("options", [
+    dict(d=2, n=10, activation="leaky_relu:1/2", biases=True),
+    dict(d=3, n=12, skip="mhc", activation="gelu", biases=True),
+])
+def test_witness_written_only_when_absorbable(options, tmp_path, capsys):
+    instance = construct.planted(seed=3, **options)
+    path = save(instance, tmp_path)
+    out = tmp_path / "witness.npz"
+    code, payload = solve_json(capsys, path, "--witness", out, "--format", "safetensors")
+    assert code == 0
+    block = Instance.load(out)
+    assert block.residual_free and block.skip is None
+    assert check_forward(instance, block, points=20, seed=9).ok
+    S = payload["index_set"]
+    flipped = np.array([[-v if i in S else v for v in row] for i, row in enumerate(fractions(instance, "W_up"))], dtype=object)
+    assert (fractions(block, "W_up") == flipped).all()
+    tensors = load_file(str(out)[:-4] + ".safetensors")
+    assert np.allclose(tensors["up.weight"], block.float_array("W_up"))
+    assert np.allclose(tensors["down.bias"], block.float_array("b_down"))
+
+
+def test_no_witness_when_not_absorbable_or_unknown(tmp_path, capsys):
+    for name, instance, expected in [
+        ("random", construct.random(d=2, n=10, seed=7), 1),
+        ("degenerate", degenerate_without_S(), 3),
+        ("relu2", construct.homogeneous(activation="relu2", d=2, n=6, seed=2), 1),
+    ]:
+        path = save(instance, tmp_path, f"{name}.npz")
+        out = tmp_path / f"{name}-witness.npz"
+        code, payload = solve_json(capsys, path, "--witness", out)
+        assert code == expected
+        assert not out.exists()
+        assert not (tmp_path / f"{name}-witness.safetensors").exists()
+
+
+# -------------------------------------------------------------------- tol
+def test_tolerance_on_float_planted(tmp_path, capsys):
+    instance = construct.float_planted(d=2, n=9, seed=2)
+    path = save(instance, tmp_path)
+    code, payload = solve_json(capsys, path, "--tol", "1e-9", "--all")
+    assert code == 0
+    tol = Fraction("1e-9")
+    check_result(instance, as_result(payload), brute_within(instance, tol), find_all=True, tol=tol)
+    code, exact = solve_json(capsys, path)
+    check_result(instance, as_result(exact), absorbing_sets_brute(instance), find_all=False)
+    if code == 0:
+        assert verify(instance, exact["index_set"]).holds
+
+
+def test_seed_and_engines_options(tmp_path, capsys):
+    instance = construct.planted(d=3, n=14, seed=6)
+    path = save(instance, tmp_path)
+    reference = absorbing_sets_brute(instance)
+    for engines in ("lattice", "cpsat", "lattice,cpsat"):
+        code, payload = solve_json(capsys, path, "--engines", engines, "--seed", "5", "--all")
+        check_result(instance, as_result(payload), reference, find_all=True)
+        assert code == 0
+
+
+# --------------------------------------------------------------- time limit
+def test_tiny_time_limit_is_unknown_or_right(tmp_path, capsys):
+    for plant in (False, True):
+        instance = construct.hard(d=2, n=40, seed=6, plant=plant)
+        reference = mitm_solutions(instance)
+        path = save(instance, tmp_path, f"hard-{plant}.npz")
+        code, payload = solve_json(capsys, path, "--time-limit", "0.001")
+        check_result(instance, as_result(payload), reference, find_all=False, complete=False)
+
+
+# ------------------------------------------------------------- bad input
+@pytest.mark.parametrize("extra", [
+    ["--tol", "abc"],
+    ["--tol", "-1"],
+    ["--tol", "1/0"],
+    ["--time-limit", "-1"],
+    ["--time-limit", "0"],
+    ["--time-limit", "soon"],
+    ["--engines", "magic"],
+    ["--engines", ","],
+    ["--engines", "lattice,magic"],
+    ["--all", "--count"],
+    ["--format", "onnx"],
+    ["--seed", "x"],
+])
+def test_bad_options_exit_2_with_one_line(extra, tmp_path, capsys):
+    path = save(construct.planted(d=2, n=6, seed=1), tmp_path)
+    out = tmp_path / "w.npz"
+    code, stdout, stderr = run(capsys, "solve", path, "--json", "--witness", out, *extra)
+    assert code == 2
+    assert stdout == ""
+    assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("indexset: error:")
+    assert not out.exists()
+
+
+def test_bad_files_exit_2_with_one_line(tmp_path, capsys):
+    text = tmp_path / "notes.npz"
+    text.write_text("not an archive")
+    npy = tmp_path / "array.npy"
+    np.save(npy, np.zeros(3))
+    singular = tmp_path / "singular.npz"
+    np.savez(singular, W_up=np.eye(2), W_down=np.eye(2), skip=np.ones((2, 2)))
+    for path in (tmp_path / "missing.npz", text, npy, singular, tmp_path):
+        code, stdout, stderr = run(capsys, "solve", path)
+        assert code == 2, path
+        assert stdout == ""
+        assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("indexset: error:")
