@@ -71,7 +71,12 @@ def prune(system: System) -> Pruning:
 def no_pruning(system: System) -> Pruning:
     """Nothing fixed, one part holding everything (the ``prune`` ablation)."""
     fixed = np.full(system.n, -1, dtype=np.int8)
-    return Pruning(fixed, components=[(list(range(system.m)), list(range(system.n)))])
+    return Pruning(fixed, components=whole_part(system, fixed))
+
+
+def whole_part(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[int]]]:
+    """One part: every row and every free variable."""
+    return [(list(range(system.m)), [i for i in range(system.n) if fixed[i] < 0])]
 
 
 def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[int]]]:

@@ -30,11 +30,11 @@ from .errors import InputError
 from .gram import gram_applies, gram_decide
 from .instance import Instance
 from .portfolio import available_engines, run_portfolio
-from .prune import no_pruning, prune, subsystem
+from .prune import no_pruning, prune, subsystem, whole_part
 from .rational import fmpz_matrix
 from .reduce import reduce_system
 from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from .system import System, build_system, fit_coefficients
+from .system import System, build_system
 from .theorems import theorem_result
 from .verify import verify
 
@@ -237,6 +237,9 @@ def _search(context: _Context, system: System, reduction, clock: _Clock, seed, e
     rank_failure = _rank_infeasible(context.instance, pruning.fixed) if context.tol is None and not skip_pruning else None
     if rank_failure:
         return context.negative(rank_failure, {"kind": "rank"}, engine="prune")
+    if context.tol is not None:
+        # With a tolerance |S| ≥ d is a constraint on the whole set: keep one part.
+        pruning.components = whole_part(system, pruning.fixed)
     parts = [part for part in pruning.components if part[0] and part[1]]
     names = list(engines or available_engines())
     stages["engines"] = names
@@ -255,8 +258,6 @@ def _search(context: _Context, system: System, reduction, clock: _Clock, seed, e
 
 def _search_part(context, sub, system, reduction, pruning, whole, clock, seed, names, progress) -> Result:
     """Search one independent part, reusing the global reduction when nothing was removed."""
-    if sub.slack is not None and not sub.fits_int64():
-        sub = fit_coefficients(sub)
     part_reduction = None
     if context.tol is None and reduction is not None:
         untouched = whole and sub.n == system.n and sub.m == system.m
@@ -264,7 +265,8 @@ def _search_part(context, sub, system, reduction, pruning, whole, clock, seed, n
         if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
             return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
     fixed_in = int((pruning.fixed == 1).sum())
-    min_size = max(0, context.instance.d - fixed_in) if (whole and context.tol is None) else 0
+    # (★) needs |S| ≥ d (implied when exact, part of the definition with a tolerance).
+    min_size = max(0, context.instance.d - fixed_in) if whole else 0
     return run_portfolio(sub, part_reduction, engines=names, find_all=context.find_all, time_limit=clock.remaining(), seed=seed, stop=clock.stop, progress=progress, min_size=min_size)
 
 
@@ -283,7 +285,12 @@ def _rank_infeasible(instance: Instance, fixed: np.ndarray) -> str | None:
 
 
 def _unknown(context: _Context, result: Result, clock: _Clock) -> Result:
-    why = "interrupted" if clock.stop.is_set() else "time limit reached"
+    if clock.stop.is_set():
+        why = "interrupted"
+    elif clock.time_limit is not None and clock.expired():
+        why = "time limit reached"
+    else:
+        why = "no engine could decide"
     return Result(UNKNOWN, f"{why} before a proof: {result.reason}", stages=dict(context.stages, search=result.stages), engine=result.engine)
 
 
@@ -306,6 +313,10 @@ def _combine(context: _Context, pruning, per_part, clock: _Clock) -> Result:
     for combo in itertools.islice(itertools.product(*choices), MAX_LISTED if context.find_all else 1):
         base = sorted(fixed_in + [i for part in combo for i in part])
         supports.append(base)
+    # Only a tolerance admits sets smaller than d, and the definition excludes them.
+    supports = [support for support in supports if len(support) >= context.instance.d]
+    if not supports:
+        return context.negative(f"the only sets left by the search have fewer than d = {context.instance.d} units", {"kind": "size"}, engine="+".join(engines))
     if not context.find_all:
         supports = supports[:1]
     note = ""

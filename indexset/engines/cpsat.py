@@ -121,6 +121,8 @@ class _Collector(cp_model.CpSolverSolutionCallback):
 def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2) -> Result:
     """Search the 0/1 system with CP-SAT (see :mod:`indexset.engines` for the contract)."""
     start = time.perf_counter()
+    if stop is not None and stop.is_set():
+        return Result(UNKNOWN, "CP-SAT: stopped before it started", engine=NAME)
     model, z, mode = build_model(system, reduction, min_size)
     if mode == "empty":
         return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
@@ -151,15 +153,19 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all)
 
 def _watch(stop, finished, solver):
-    """A thread that forwards the caller's stop request to CP-SAT."""
+    """A thread that forwards the caller's stop request to CP-SAT.
+
+    It keeps asking until the solve returns: a request made before CP-SAT
+    has started would otherwise be lost.
+    """
     if stop is None:
         return None
 
     def loop():
         while not finished.is_set():
-            if stop.wait(0.05):
+            if stop.is_set():
                 solver.stop_search()
-                return
+            finished.wait(0.05)
 
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
