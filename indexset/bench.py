@@ -359,6 +359,7 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
     sweep.validate()
     stop = stop or threading.Event()
     machine = machine_info()
+    machine["fpylll_preloaded"] = preload_fpylll()
     instances = _build_instances(sweep, progress)
     if warmup:
         _warm_up(sweep, progress)
@@ -375,6 +376,22 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
         "disagreements": find_disagreements(run_dicts, references),
         "interrupted": stop.is_set(),
     }
+
+
+def preload_fpylll() -> bool:
+    """Import fpylll on this (main) thread; return whether it imported.
+
+    fpylll's cysignals installs signal handlers when first imported, which
+    Python allows only on the main thread; the lattice engine imports it
+    lazily inside a portfolio worker thread, where that import fails and
+    the engine drops out (a solver bug, reported with issue 5). Importing it
+    here first keeps the measured pipeline the one the design describes.
+    """
+    try:
+        import fpylll  # noqa: F401
+    except (ImportError, ValueError):
+        return False
+    return True
 
 
 def _notify(progress, **event) -> None:
