@@ -210,6 +210,7 @@ class Run:
     index_set: list | None = None
     verified: bool = False
     timed_out: bool = False
+    engine: str = ""
     note: str = ""
     reason: str = ""
     rerun: str = ""
@@ -237,17 +238,23 @@ def run_method(method: str, instance, time_limit: float, stop: threading.Event |
     Returns
     -------
     dict
-        ``status, time_s, index_set, verified, timed_out, note, reason``.
+        ``status, time_s, index_set, verified, timed_out, engine, note,
+        reason``; ``engine`` says what decided (for the pipeline methods:
+        ``exact`` linear algebra, ``prune``, ``lattice``, ``cpsat``, ...).
     """
     start = time.perf_counter()
     try:
         outcome = _dispatch(method, instance, time_limit, stop)
     except Exception as exc:  # a crash is a result to report, not to hide
         outcome = _outcome(ERROR, note=f"{type(exc).__name__}: {exc}")
+    outcome["engine"] = outcome["engine"] or _ENGINE.get(method, "")
     outcome["time_s"] = round(time.perf_counter() - start, 6)
     if stop is not None and stop.is_set() and outcome["status"] not in DECIDED:
         outcome.update(status=INTERRUPTED, timed_out=False)
     return outcome
+
+
+_ENGINE = {"cpsat-plain": "cpsat", "milp": "highs", "brute": "brute"}
 
 
 def _dispatch(method, instance, time_limit, stop) -> dict:
@@ -262,8 +269,8 @@ def _dispatch(method, instance, time_limit, stop) -> dict:
     raise InputError("--methods", f"unknown method {method!r}")
 
 
-def _outcome(status, index_set=None, verified=False, timed_out=False, note="", reason="") -> dict:
-    return {"status": status, "index_set": index_set, "verified": verified, "timed_out": timed_out, "note": note, "reason": reason}
+def _outcome(status, index_set=None, verified=False, timed_out=False, note="", reason="", engine="") -> dict:
+    return {"status": status, "index_set": index_set, "verified": verified, "timed_out": timed_out, "engine": engine, "note": note, "reason": reason}
 
 
 def _checked_hit(instance, support, reason: str, note: str = "") -> dict:
@@ -277,11 +284,14 @@ def _checked_hit(instance, support, reason: str, note: str = "") -> dict:
 def _run_pipeline(instance, time_limit, ablate, stop) -> dict:
     result = solve(instance, time_limit=time_limit, ablate=ablate, stop=stop)
     if result.status == "absorbable":
-        return _checked_hit(instance, result.index_set, result.reason)
-    if result.status == "not_absorbable":
-        return _outcome(INFEASIBLE, reason=result.reason)
-    timed_out = "time limit" in result.reason
-    return _outcome(TIMEOUT if timed_out else UNKNOWN, timed_out=timed_out, reason=result.reason)
+        outcome = _checked_hit(instance, result.index_set, result.reason)
+    elif result.status == "not_absorbable":
+        outcome = _outcome(INFEASIBLE, reason=result.reason)
+    else:
+        timed_out = "time limit" in result.reason
+        outcome = _outcome(TIMEOUT if timed_out else UNKNOWN, timed_out=timed_out, reason=result.reason)
+    outcome["engine"] = result.engine or ""
+    return outcome
 
 
 def _run_cpsat_plain(instance, time_limit, stop) -> dict:
