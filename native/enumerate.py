@@ -39,7 +39,9 @@ RUNNING = 0
 FOUND = 1
 """Status: ``x`` holds a leaf that passed the leaf test; call again to go on."""
 DONE = 2
-"""Status: the tree is exhausted."""
+"""Status: the tree (or the subtree below ``floor``) is exhausted."""
+PREFIX = 3
+"""Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
 # Layout of the int64 ``istate`` vector.
 LEVEL = 0
@@ -50,7 +52,7 @@ STATE_SIZE = 4
 
 
 @kernel
-def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale):
+def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Centre and admissible integer interval of x_i, given x_{i+1..D−1}."""
     D = rr.shape[0]
     N = W.shape[1]
@@ -77,14 +79,17 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     if i < coord_levels:
         # |W_i[r]| ≤ lbox[i, r] with W_i = W_{i+1} + (x_i − c)·b*_i: an
         # interval of x_i per coordinate (chalf = ∞ where b*_i[r] ≈ 0).
+        # Elementwise bounds first (a loop LLVM vectorises), then the max/min
+        # scans, whose running bound rarely changes (well-predicted branches).
         for r in range(N):
             m = c - W[i + 1, r] * cinv[i, r]
-            a1 = m - chalf[i, r]
-            a2 = m + chalf[i, r]
-            if a1 > lof:
-                lof = a1
-            if a2 < hif:
-                hif = a2
+            lows[r] = m - chalf[i, r]
+            highs[r] = m + chalf[i, r]
+        for r in range(N):
+            if lows[r] > lof:
+                lof = lows[r]
+            if highs[r] < hif:
+                hif = highs[r]
     if lof > hif:
         lo[i] = 1
         hi[i] = 0
@@ -130,7 +135,7 @@ def _leaf_ok(x, basis, offset, exact, W, tol):
 
 
 @kernel
-def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord_levels, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, budget):
+def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord_levels, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
     """Run the enumeration for at most ``budget`` nodes.
 
     Parameters
@@ -140,7 +145,8 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
     rr : ndarray of float64, shape (D,)
         Squared Gram–Schmidt norms ``‖b*_j‖²``.
     bstar : ndarray of float64, shape (D, N)
-        Gram–Schmidt vectors as rows.
+        Gram–Schmidt vectors as rows. N (here and in cinv, chalf, W) is
+        padded to a multiple of 4 with zero columns (∞ in chalf).
     cinv, chalf : ndarray of float64, shape (D, N)
         ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
         lbox[i, r] = ``‖P_i e_r‖₁`` plus margin bounding ``|W_i[r]|``.
@@ -160,21 +166,29 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         Apply the per-coordinate interval bounds at levels below this.
     basis : ndarray of int64, shape (N, D)
     offset : ndarray of int64, shape (N,)
+        Unpadded: N here is the true ambient dimension.
         ``w = basis·x + offset`` at a leaf (exact test).
     exact : bool
         Whether int64 leaf arithmetic cannot overflow (checked by the caller).
     istate : ndarray of int64, shape (STATE_SIZE,)
         Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts.
-    x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale : ndarray
-        Search state from :func:`new_state`; ``W[D]`` holds −c⊥ and
+    x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs : ndarray
+        Search state and scratch from :func:`new_state`; ``W[D]`` holds −c⊥ and
         ``partsum[:, D]`` the target coordinates along each b*_j.
+    floor : int
+        Levels ≥ floor are fixed (D: the whole tree; else the state comes
+        from :func:`start_below` and only that subtree is searched).
+    split : int
+        Report nodes of this level as PREFIX instead of descending (−1: never;
+        else ≥ 1).
     budget : int
         Node budget of this call.
 
     Returns
     -------
     int
-        RUNNING, FOUND (x holds a leaf that passed the leaf test) or DONE.
+        RUNNING, FOUND (x holds a leaf that passed the leaf test), PREFIX
+        (x[split:] holds a node of level ``split``) or DONE.
     """
     D = rr.shape[0]
     N = W.shape[1]
@@ -182,7 +196,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         return DONE
     if istate[PHASE] == 0:
         zflag[D] = True
-        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale)
+        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
         istate[LEVEL] = D - 1
         istate[PHASE] = 1
     i = istate[LEVEL]
@@ -195,7 +209,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             take_up = abs(up[i] - ctr[i]) <= abs(dn[i] - ctr[i])
         elif not take_up and not take_dn:
             i += 1
-            if i == D:
+            if i == floor:
                 istate[LEVEL] = i
                 istate[PHASE] = 2
                 istate[NODES] += nodes
@@ -209,11 +223,17 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             dn[i] -= 1
         nodes += 1
         diff = xi - ctr[i]
-        s1 = 0.0
+        # W_i (elementwise, vectorised), then ‖W_i‖₁ with four accumulators
+        # (N is padded to a multiple of 4).
         for r in range(N):
-            v = W[i + 1, r] + diff * bstar[i, r]
-            W[i, r] = v
-            s1 += abs(v)
+            W[i, r] = W[i + 1, r] + diff * bstar[i, r]
+        a0 = a1 = a2 = a3 = 0.0
+        for r in range(0, N, 4):
+            a0 += abs(W[i, r])
+            a1 += abs(W[i, r + 1])
+            a2 += abs(W[i, r + 2])
+            a3 += abs(W[i, r + 3])
+        s1 = (a0 + a1) + (a2 + a3)
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
@@ -223,6 +243,10 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             stale[i - 1] = i
         lpart[i] = lpart[i + 1] + diff * diff * rr[i]
         zflag[i] = zflag[i + 1] and xi == 0
+        if i == split:
+            istate[LEVEL] = i
+            istate[NODES] += nodes
+            return PREFIX
         if i == 0:
             if symmetric and zflag[0]:
                 continue  # the zero vector
@@ -233,10 +257,35 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
                 return FOUND
             continue
         i -= 1
-        _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale)
+        _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
     istate[LEVEL] = i
     istate[NODES] += nodes
     return RUNNING
+
+
+@kernel
+def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+    """Set a fresh state to the subtree below the fixed ``x[floor:]`` (floor ≥ 1).
+
+    The prefix must be a node the enumeration itself produced (status
+    PREFIX), so it already passed every test. Then :func:`enumerate_box` with
+    the same ``floor`` searches exactly that subtree.
+    """
+    D = rr.shape[0]
+    N = W.shape[1]
+    zflag[D] = True
+    for j in range(D - 1, floor - 1, -1):
+        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        diff = x[j] - ctr[j]
+        for r in range(N):
+            W[j, r] = W[j + 1, r] + diff * bstar[j, r]
+        lpart[j] = lpart[j + 1] + diff * diff * rr[j]
+        zflag[j] = zflag[j + 1] and x[j] == 0
+        if j > 0 and stale[j - 1] < j:
+            stale[j - 1] = j
+    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+    istate[LEVEL] = floor - 1
+    istate[PHASE] = 1
 
 
 def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
@@ -254,7 +303,7 @@ def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
     Returns
     -------
     tuple
-        ``(istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale)``.
+        ``(istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)``.
     """
     W = np.zeros((D + 1, N), dtype=np.float64)
     W[D] = top
@@ -273,4 +322,6 @@ def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
         np.zeros(D + 1, dtype=np.bool_),
         partsum,
         np.full(D, D - 1, dtype=np.int64),
+        np.zeros(N, dtype=np.float64),
+        np.zeros(N, dtype=np.float64),
     )

@@ -23,6 +23,8 @@ time, never a solution or a wrong answer.
 
 from __future__ import annotations
 
+import collections
+import threading
 import time
 
 import flint
@@ -54,11 +56,17 @@ BKZ_FROM = 30
 COORD_LEVELS = None
 """Levels (from the bottom) that use the per-coordinate interval bounds (None: all)."""
 
+SPLIT_FROM = 24
+"""Lattices of lower dimension are searched by one thread (too small to split)."""
+
+SUBTREES_PER_WORKER = 32
+"""Split level: the highest with this many nodes per worker (load balance)."""
+
 CHUNK_SECONDS = 0.05
 """Target wall time of one kernel call between time-limit / stop checks."""
 
 
-def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp") -> Result:
+def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1) -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
     Parameters
@@ -84,6 +92,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     embedding : {"cvp", "homogeneous"}
         See :func:`build_lattice`; the kernel lattice with the target outside
         (``cvp``) gave 2–2.5× smaller trees on the (★) families.
+    workers : int
+        Threads sharing the enumeration tree (subtrees of one level handed
+        out dynamically). 1 by default: in the portfolio CP-SAT has the
+        other core.
 
     Returns
     -------
@@ -112,7 +124,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         stages["nodes"] = 0
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
     deadline = None if time_limit is None else start + float(time_limit)
-    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages)
+    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
 def _unknown(start: float, reason: str, stages: dict | None = None) -> Result:
@@ -346,6 +358,7 @@ def _float_data(lattice: Lattice) -> None:
     a["cperp2"] = float(outside @ outside)
     a["radius2"] = max(float(N) - float(outside @ outside), 0.0) * (1 + 1e-9) + MARGIN
     a["top"] = -outside
+    _pad(a, N)
     a["basis"] = np.zeros((N, D), dtype=np.int64)
     a["offset"] = np.zeros(N, dtype=np.int64)
     bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
@@ -354,6 +367,19 @@ def _float_data(lattice: Lattice) -> None:
     if lattice.exact:
         a["basis"] = basis.astype(np.int64)
         a["offset"] = lattice.offset.astype(np.int64)
+
+
+def _pad(a: dict, N: int) -> None:
+    """Pad the ambient dimension to a multiple of 4 for the unrolled kernel loops.
+
+    Zero columns of b*, W and 1/b*, and ∞ half-widths, change no bound.
+    """
+    extra = -N % 4
+    if not extra:
+        return
+    for key, fill in (("bstar", 0.0), ("cinv", 0.0), ("chalf", np.inf)):
+        a[key] = np.hstack([a[key], np.full((a[key].shape[0], extra), fill)])
+    a["top"] = np.concatenate([a["top"], np.zeros(extra)])
 
 
 def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
@@ -389,46 +415,150 @@ def _dual_bounds(B: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
 
 
-def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages) -> Result:
-    """Drive the kernel in chunks; verify every leaf exactly."""
-    a = lattice.arrays
-    state = native.new_state(lattice.D, lattice.N, a["top"], a["tgt"])
-    istate = state[0]
-    solutions, seen = [], set()
-    budget = 1 << 12
-    coord_levels = lattice.D if COORD_LEVELS is None else COORD_LEVELS
-    last_report = time.perf_counter()
-    status = native.RUNNING
-    interrupted = None
-    while True:
-        t0 = time.perf_counter()
-        status = native.enumerate_box(
-            a["muT"], a["rr"], a["bstar"], a["cinv"], a["chalf"], a["hold"], a["ylo"], a["yhi"], a["radius2"], a["cperp2"], MARGIN,
-            lattice.symmetric, coord_levels, a["basis"], a["offset"], lattice.exact, *state, budget,
-        )
-        elapsed = time.perf_counter() - t0
-        budget = _next_budget(budget, elapsed)
-        if status == native.FOUND:
-            support = _decode(lattice, state[1], system)
-            if support is not None and tuple(support) not in seen:
-                seen.add(tuple(support))
-                solutions.append(support)
-                if not find_all:
-                    break
-        elif status == native.DONE:
-            break
+def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
+    """Run the enumeration (split over threads when ``workers > 1``)."""
+    run = _Run(system, lattice, find_all, deadline, stop)
+    if workers > 1 and lattice.D > SPLIT_FROM:
+        complete = _parallel(run, workers, progress, start)
+    else:
+        complete = run.drive(run.new_state(), lattice.D, -1, progress=lambda: run.report(progress, start))
+    stages = {**stages, "nodes": run.nodes, "workers": max(1, workers), "enumerate_s": round(time.perf_counter() - start - stages["reduce_s"], 4)}
+    if run.split_level is not None:
+        stages.update(split_level=run.split_level, subtrees=run.subtrees)
+    solutions = sorted(run.solutions) if workers > 1 else run.solutions
+    return _result(solutions, complete and run.interrupted is None, find_all, run.interrupted, start, stages)
+
+
+class _Run:
+    """Shared state of one enumeration: solutions, counters, the stop rule.
+
+    Every kernel call goes through :meth:`drive`, which runs chunks of
+    :data:`CHUNK_SECONDS`, checks each leaf exactly, and stops when the time
+    limit passes, ``stop`` is set, or (first-solution mode) a solution exists.
+    """
+
+    def __init__(self, system, lattice, find_all, deadline, stop) -> None:
+        self.system, self.lattice, self.find_all = system, lattice, find_all
+        self.deadline, self.stop = deadline, stop
+        self.solutions, self.seen = [], set()
+        self.nodes = 0
+        self.interrupted = None
+        self.lock = threading.Lock()
+        self.last_report = time.perf_counter()
+        self.split_level = None
+        self.subtrees = 0
+        a = lattice.arrays
+        coord_levels = lattice.D if COORD_LEVELS is None else COORD_LEVELS
+        self.data = (a["muT"], a["rr"], a["bstar"], a["cinv"], a["chalf"], a["hold"], a["ylo"], a["yhi"], a["radius2"], a["cperp2"], MARGIN, lattice.symmetric, coord_levels, a["basis"], a["offset"], lattice.exact)
+        self.start_data = (a["muT"], a["rr"], a["bstar"], a["cinv"], a["chalf"], a["hold"], a["ylo"], a["yhi"], a["radius2"], lattice.symmetric, coord_levels)
+
+    def new_state(self) -> tuple:
+        a = self.lattice.arrays
+        return native.new_state(self.lattice.D, a["top"].shape[0], a["top"], a["tgt"])
+
+    def halted(self) -> bool:
+        """Whether to stop now (recording why, once)."""
+        if self.interrupted is not None:
+            return True
+        if not self.find_all and self.solutions:
+            return True
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.interrupted = "time limit reached"
+        elif self.stop is not None and self.stop.is_set():
+            self.interrupted = "stopped"
+        return self.interrupted is not None
+
+    def drive(self, state, floor: int, split: int, on_prefix=None, progress=None) -> bool:
+        """Run the kernel on ``state`` until DONE (True) or a halt (False)."""
+        budget = 1 << 12
+        istate = state[0]
+        counted = int(istate[native.NODES])
+        while not self.halted():
+            t0 = time.perf_counter()
+            status = native.enumerate_box(*self.data, *state, floor, split, budget)
+            budget = _next_budget(budget, time.perf_counter() - t0)
+            with self.lock:
+                self.nodes += int(istate[native.NODES]) - counted
+            counted = int(istate[native.NODES])
+            if status == native.FOUND:
+                self._record(state[1])
+            elif status == native.PREFIX:
+                on_prefix(state[1][split:].copy())
+            elif status == native.DONE:
+                return True
+            if progress is not None:
+                progress()
+        return False
+
+    def _record(self, x: np.ndarray) -> None:
+        support = _decode(self.lattice, x, self.system)
+        if support is None:
+            return
+        with self.lock:
+            if tuple(support) not in self.seen:
+                self.seen.add(tuple(support))
+                self.solutions.append(support)
+
+    def report(self, progress, start: float) -> None:
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
-            interrupted = "time limit reached"
-            break
-        if stop is not None and stop.is_set():
-            interrupted = "stopped"
-            break
-        if progress is not None and now - last_report >= 1.0:
-            last_report = now
-            progress({"engine": NAME, "nodes": int(istate[native.NODES]), "solutions": len(solutions), "elapsed_s": round(now - start, 3)})
-    stages = {**stages, "nodes": int(istate[native.NODES]), "leaves": int(istate[native.LEAVES]), "enumerate_s": round(time.perf_counter() - start - stages["reduce_s"], 4)}
-    return _result(solutions, status == native.DONE, find_all, interrupted, start, stages)
+        if progress is not None and now - self.last_report >= 1.0:
+            self.last_report = now
+            progress({"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)})
+
+
+def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
+    """Hand subtrees of one split level to worker threads (the kernel releases the GIL)."""
+    prefixes, level = _split(run, SUBTREES_PER_WORKER * workers)
+    if prefixes is None:
+        return False  # halted while splitting
+    run.split_level, run.subtrees = level, len(prefixes)
+    queue = collections.deque(prefixes)
+    failures, finished = [], []
+
+    def worker():
+        try:
+            while True:
+                with run.lock:
+                    if not queue:
+                        return
+                    prefix = queue.popleft()
+                state = run.new_state()
+                state[1][level:] = prefix
+                native.start_below(level, *run.start_data, *state)
+                if not run.drive(state, level, -1):
+                    return
+                finished.append(prefix)
+        except BaseException as exc:  # surfaced in the calling thread
+            failures.append(exc)
+            run.interrupted = "failed"
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)
+            run.report(progress, start)
+    if failures:
+        raise failures[0]
+    return len(finished) == len(prefixes)
+
+
+def _split(run: _Run, target: int):
+    """Prefixes at the highest level with at least ``target`` tree nodes.
+
+    Returns ``(prefixes, level)``; ``([], D − 1)`` when the tree has no node
+    there (the search is complete), ``(None, level)`` when halted.
+    """
+    D = run.lattice.D
+    level = D - 1
+    while True:
+        found = []
+        if not run.drive(run.new_state(), D, level, on_prefix=found.append):
+            return None, level
+        if len(found) >= target or level <= SPLIT_FROM // 2 or not found:
+            return found, level
+        level -= 1
 
 
 def _next_budget(budget: int, elapsed: float) -> int:
