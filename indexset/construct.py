@@ -48,7 +48,7 @@ from .errors import InputError
 from .instance import Instance
 from .verify import verify
 
-FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous")
+FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")  # stack: issue 6
 SKIPS = ("identity", "unimodular", "permutation", "mhc")
 DEGENERACIES = ("duplicate", "collinear", "zero_row", "zero_column", "dimension_one")
 DTYPES = ("int", "float")
@@ -424,6 +424,76 @@ def homogeneous(
     if act.kind != HOMOGENEOUS:
         raise InputError("--activation", f"{act.name} is not positively homogeneous of degree ≠ 1 (known: relu2, reglu)")
     return _impossible("homogeneous", act, d, n, range, seed, biases, skip, dtype, trap)
+
+
+# --- issue 6: deep stacks (indexset/stack.py) ---------------------------------
+def stack(
+    *,
+    layers: int = 3,
+    d: int = 2,
+    n: int = 12,
+    k: int | None = None,
+    range: int = 5,
+    seed: int = 0,
+    activation: str = "relu",
+    biases: bool = False,
+    skip: str = "identity",
+):
+    """A stack of L blocks, each built like one block of its family.
+
+    Odd-linear activations: every block is :func:`planted` (seed
+    ``seed·1000 + layer``), so its S passes the exact verifier, and the
+    stack of flip witnesses passes the whole-stack forward check (exact
+    for ReLU) before the stack is returned: the stack absorbs block-wise.
+    Gated activations (:func:`gated`) and ReLU²/ReGLU (:func:`homogeneous`)
+    give stacks that are never absorbable (MATH.md §4, depth corollary).
+
+    Parameters
+    ----------
+    layers : int
+        Number of blocks L ≥ 1.
+    d, n, k, range, seed, activation, biases, skip
+        As in :func:`planted` (``k`` for odd-linear activations only).
+
+    Returns
+    -------
+    indexset.stack.Stack
+        With metadata ``planted_S`` (shape (L, k)) for planted stacks and
+        ``params``.
+    """
+    import builtins  # the option ``range`` shadows the builtin here
+
+    from .stack import Stack, check_stack_forward
+    from .witness import witness
+
+    _check_int("layers", layers, 1)
+    act = activations.get(activation, "--activation")
+    seeds = [seed * 1000 + layer for layer in builtins.range(layers)]
+    params = _params("stack", seed, layers=layers, d=d, n=n, k=k, range=range, activation=act.name,
+                     biases=bool(biases), skip=skip)
+    if act.kind != ODD_LINEAR:
+        if k is not None:
+            raise InputError("--k", f"{act.name} stacks have no planted index set")
+        family = gated if act.gated else homogeneous
+        blocks = [family(activation=act.name, d=d, n=n, range=range, seed=s, biases=biases, skip=skip) for s in seeds]
+        return Stack(blocks, {"params": np.array(params)}, "construct stack")
+    blocks = [planted(d=d, n=n, k=k, range=range, seed=s, activation=act.name, biases=biases, skip=skip) for s in seeds]
+    _same_denominator(blocks)
+    built = Stack(blocks, {"planted_S": np.array([b.planted for b in blocks], dtype=np.int64),
+                           "params": np.array(params)}, "construct stack")
+    witnesses = Stack([witness(b, b.planted) for b in blocks], source="construct stack witness")
+    if not check_stack_forward(built, witnesses).ok:
+        raise RuntimeError("bug: the planted witness stack fails the whole-stack forward check")
+    return built
+
+
+def _same_denominator(blocks) -> None:
+    """Blocks of one stack file share one denominator (the rule depends only on A and c)."""
+    if len({b.denominator for b in blocks}) != 1:
+        raise RuntimeError("bug: planted blocks of one stack came out with different denominators")
+
+
+# --- end of issue 6 ------------------------------------------------------------
 
 
 def achieved_density(instance: Instance) -> float:

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import activations
 from .degeneracy import find_degeneracy
+from .degenerate import HOOK_TIME_LIMIT, decide_degenerate  # issue 6 hook (MATH.md §7), used in _Context.negative
 from .errors import InputError
 from .gram import gram_applies, gram_decide
 from .instance import Instance
@@ -162,9 +163,18 @@ class _Context:
         return self.instance.act.extension
 
     def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
-        """``not_absorbable`` with its proof, or ``unknown`` on degenerate weights."""
+        """``not_absorbable`` with its proof; on degenerate weights the §7 decision, else ``unknown``."""
         scope = f"no index set S satisfies (★) within τ = {self.tol}" if self.tol is not None else "no index set S satisfies (★)"
         if not self.degeneracy.nondegenerate:
+            # --- issue 6 hook (indexset/degenerate.py): exact decision for degenerate weights (MATH.md §7,
+            # an extension); only its proven answers replace "unknown". Exact mode only (no tolerance).
+            decided = decide_degenerate(self.instance, tol=self.tol, time_limit=HOOK_TIME_LIMIT)
+            if decided is not None and decided.decided:
+                decided.reason = f"{scope} ({proof}); {decided.reason}"
+                decided.stages = dict(self.stages, degenerate=decided.stages)
+                decided.count, decided.solutions = 0, [] if self.find_all else None
+                return decided
+            # --- end of issue 6 hook ---
             return Result(
                 UNKNOWN,
                 f"{scope} ({proof}), but the weights are {self.degeneracy.describe()}: (★) is sufficient, "

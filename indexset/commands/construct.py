@@ -27,6 +27,7 @@ _OPTIONS = {
     "kind": (("--kind",), {"choices": construct.DEGENERACIES, "help": "which degeneracy to create"}),
     "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
     "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
+    "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),  # issue 6
     "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S)"}),
 }
 
@@ -45,6 +46,9 @@ _FAMILIES = {
               ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap")),
     "homogeneous": ("ReLU²/ReGLU blocks",
                     ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap")),
+    # issue 6: a stack of L planted (or gated/homogeneous) blocks, written as arrays with a leading L axis
+    "stack": ("a stack of L blocks, each planted (or gated/homogeneous)",
+              ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
 }
 
 
@@ -72,8 +76,9 @@ def run(args) -> int:
     construct.write_reproducible(instance, args.output)
     planted = instance.planted
     what = f"planted S = {planted}" if planted is not None else "no planted S"
+    layers = f"L = {instance.L}, " if hasattr(instance, "L") else ""  # issue 6: stacks
     print(
-        f"{args.family.replace('_', '-')}: n = {instance.n}, d = {instance.d}, "
+        f"{args.family.replace('_', '-')}: {layers}n = {instance.n}, d = {instance.d}, "
         f"{instance.activation}, {what} -> {args.output}"
     )
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..degeneracy import find_degeneracy
 from ..instance import Instance
 from .common import emit_json
+from .. import degenerate, hyper, loading, stack  # issue 6 hook
 
 
 def register(sub) -> None:
@@ -35,12 +36,19 @@ def describe(instance: Instance) -> dict:
         "degeneracy": degeneracy.to_json(),
         "degeneracy_summary": degeneracy.describe(),
         "metadata_keys": sorted(instance.metadata),
+        # --- issue 6 hook: the argument behind the verdict, HC shape, §7 classes ---
+        "argument": loading.argument(instance),
+        "hyper_connection": hyper.describe(instance),
+        "degenerate_classes": None if degeneracy.nondegenerate else degenerate.describe(instance),
     }
 
 
 def run(args) -> int:
     """Print the description; exit 0."""
-    info = describe(Instance.load(args.file))
+    loaded = loading.load_any(args.file)  # issue 6 hook: blocks, stacks, hyper-connection files
+    if isinstance(loaded, stack.Stack):
+        return _run_stack(loaded, args)
+    info = describe(loaded)
     if args.json:
         emit_json(info)
         return 0
@@ -49,6 +57,24 @@ def run(args) -> int:
     print(f"  skip         {info['skip']}; biases: {'yes' if info['biases'] else 'no'}; dtype {info['dtype']}" + (f" over {info['denominator']}" if info["denominator"] != 1 else ""))
     print(f"  weights      {info['degeneracy_summary']}")
     print(f"  theory       {info['theorem']}")
+    if info["hyper_connection"]:  # issue 6 hook
+        hc = info["hyper_connection"]
+        print(f"  hyper-conn.  s = {hc['s']} streams of width C = {hc['C']}: effective block on R^{hc['effective_d']}")
+    print(f"  argument     {info['argument']}")  # issue 6 hook
     if info["metadata_keys"]:
         print(f"  metadata     {', '.join(info['metadata_keys'])}")
+    return 0
+
+
+def _run_stack(loaded, args) -> int:
+    """``info`` for a stack file (issue 6): the stack's argument and each block's description."""
+    info = dict(stack.describe(loaded), blocks=[describe(block) for block in loaded.blocks])
+    if args.json:
+        emit_json(info)
+        return 0
+    print(f"{info['file']}: stack of L = {info['layers']} block(s) of width n = {info['n']} on R^{info['d']}")
+    print(f"  activation   {info['activation']} ({info['activation_class']})")
+    print(f"  argument     {info['argument']}")
+    for index, block in enumerate(info["blocks"]):
+        print(f"  block {index:<6} {block['skip']} skip; biases: {'yes' if block['biases'] else 'no'}; {block['degeneracy_summary']}")
     return 0

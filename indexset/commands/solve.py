@@ -9,7 +9,8 @@ from ..instance import Instance
 from ..result import ABSORBABLE, Result
 from ..solver import solve
 from .common import Progress, StopOnInterrupt, emit_json, parse_tolerance
-from .verify import write_witness
+from ..loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
+from ..stack import Stack  # issue 6 hook
 
 
 def register(sub) -> None:
@@ -43,19 +44,29 @@ def _engines(text):
 
 def run(args) -> int:
     """Exit 0 absorbable, 1 not absorbable (proven), 3 unknown."""
-    instance = Instance.load(args.file)
+    # --- issue 6 hook: blocks, stacks and hyper-connection files (indexset/loading.py) ---
+    instance = load_any(args.file)
+    is_stack = isinstance(instance, Stack)
+    if is_stack and (args.all or args.count or args.tol is not None or args.format != "npz"):
+        raise InputError(args.file, "a stack file takes none of --all, --count, --tol, --format safetensors")
+    # --- end of issue 6 hook ---
     if args.time_limit is not None and args.time_limit <= 0:
         raise InputError("--time-limit", "must be positive")
     tol = parse_tolerance(args.tol)
     engines = _engines(args.engines)
     stop = threading.Event()
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress:
-        result = solve(instance, time_limit=args.time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress)
+        runner = solve_any if is_stack or instance.metadata.get("hyper_connection") is not None else solve  # issue 6 hook
+        result = runner(instance, time_limit=args.time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress)
     payload = result.to_json()
     if args.count:
         payload["solutions"] = None
     if args.witness and result.status == ABSORBABLE:
-        payload["witness"] = write_witness(instance, result.index_set, args.witness, args.format)
+        # issue 6 hook: witness stacks, and §7 witnesses carried in the certificate
+        if is_stack:
+            payload["witness"] = write_stack_witness(instance, result, args.witness)
+        else:
+            payload["witness"] = write_block_witness(instance, result, args.witness, args.format)
     if args.json:
         emit_json(payload)
     else:

@@ -1,0 +1,141 @@
+"""One loader for every file kind, and the dispatch that goes with it (issue 6).
+
+:func:`load_any` looks at the keys of an ``.npz`` file:
+
+- ``H_res``, ``H_pre`` or ``H_post`` present: a hyper-connection layer
+  (:mod:`indexset.hyper`); the effective :class:`Instance` on R^{sC}.
+- a 3-D ``W_up``: a deep stack (:mod:`indexset.stack`), a :class:`Stack`.
+- otherwise: a single block, an :class:`Instance`.
+
+Files that fit two kinds (hyper-connection keys with stacked arrays or with
+a ``skip``), and per-layer suffix keys (``W_up_0``), are refused with an
+:class:`InputError` that says why. :func:`solve_any` and :func:`argument`
+dispatch to the right decision and name the theorem or argument behind it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import hyper, stack
+from .errors import InputError
+from .instance import Instance, read_npz
+from .result import Result
+
+
+def load_any(path) -> Instance | stack.Stack:
+    """Read a block, a stack or a hyper-connection file.
+
+    Raises
+    ------
+    InputError
+        Unreadable files, ambiguous or mixed layouts, and everything the
+        specific loaders refuse.
+    """
+    source = str(path)
+    arrays = read_npz(source)
+    kind = file_kind(arrays, source)
+    if kind == "hyper":
+        return hyper.effective_instance(arrays, source)
+    if kind == "stack":
+        return stack.Stack.from_arrays(arrays, source)
+    return Instance.load(source)
+
+
+def file_kind(arrays: dict, source: str = "<memory>") -> str:
+    """``hyper``, ``stack`` or ``block``; InputError for ambiguous layouts."""
+    suffixed = stack.suffix_keys(arrays)
+    if suffixed:
+        stack.Stack.from_arrays(arrays, source)  # raises the explanation
+    if hyper.is_hyper(arrays):
+        if stack.is_stack(arrays):
+            raise InputError(source, "ambiguous file: hyper-connection keys (H_res, H_pre, H_post) with a stacked "
+                                     "3-D W_up; stacks of hyper-connection layers are not a supported format")
+        return "hyper"
+    if stack.is_stack(arrays):
+        return "stack"
+    return "block"
+
+
+def solve_any(loaded, **options) -> Result:
+    """Decide whatever :func:`load_any` returned.
+
+    Stacks go to :func:`indexset.stack.solve_stack` (which takes
+    ``time_limit``, ``seed``, ``engines``, ``stop``, ``progress``);
+    effective HC blocks to :func:`indexset.hyper.solve_hyper`; other blocks
+    to :func:`indexset.solver.solve`.
+    """
+    if isinstance(loaded, stack.Stack):
+        allowed = {k: v for k, v in options.items() if k in ("time_limit", "seed", "engines", "stop", "progress")}
+        return stack.solve_stack(loaded, **allowed)
+    if hyper.hyper_info(loaded) is not None:
+        return hyper.solve_hyper(loaded, **options)
+    from .solver import solve
+
+    return solve(loaded, **options)
+
+
+def argument(instance: Instance) -> str:
+    """The theorem or argument that decides a single (or effective HC) block."""
+    from .activations import ODD_LINEAR
+    from .degeneracy import find_degeneracy
+    from .degenerate import merge_kind
+
+    act = instance.act
+    if instance.residual_free:
+        return "residual-free block: there is no skip to absorb"
+    if act.kind != ODD_LINEAR:
+        from .theorems import theorem_result
+
+        return theorem_result(instance).reason  # the same verdict solve gives (bias inside σ: unknown)
+    prefix = ""
+    if hyper.hyper_info(instance) is not None:
+        rank = hyper.rank_argument(instance)
+        if rank["applies"]:
+            prefix = rank["text"] + "; "
+    if find_degeneracy(instance).nondegenerate:
+        return prefix + act.reason
+    if merge_kind(act) is None:
+        return prefix + f"degenerate weights, where (★) is sufficient but not necessary (MATH.md §3); {act.name} has no even part to merge units by, so a 'no S' answer stays unknown"
+    return prefix + ("degenerate weights: (★) is sufficient; a 'no S' answer is settled by the exact decision of "
+                     "MATH.md §7 (extension): merge the units σ cannot tell apart, count free classes and spare units")
+
+
+def write_block_witness(instance: Instance, result: Result, out: str, fmt: str) -> dict:
+    """Build, forward-check and write the witness of an absorbable block; return its report.
+
+    Flip witnesses go through :func:`indexset.commands.verify.write_witness`;
+    §7 witnesses (``certificate["kind"] == "degenerate"``) are rebuilt from
+    the certificate, checked, and written the same way.
+    """
+    from .commands.verify import write_witness
+    from .degenerate import result_witness
+    from .witness import check_forward, save_safetensors
+
+    if not (result.certificate or {}).get("kind") == "degenerate":
+        return write_witness(instance, result.index_set, out, fmt)
+    block = result_witness(instance, result)
+    check = check_forward(instance, block)
+    if not check.ok:
+        return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
+    block.save(out)
+    written = [out]
+    if fmt == "safetensors":
+        path = out[:-4] + ".safetensors" if out.endswith(".npz") else out + ".safetensors"
+        try:
+            save_safetensors(block, path)
+        except BaseException:
+            os.unlink(out)  # no partial output
+            raise
+        written.append(path)
+    return {"written": written, "forward_check": check.to_json(), "summary": check.describe()}
+
+
+def write_stack_witness(original: stack.Stack, result: Result, out: str) -> dict:
+    """Build, forward-check and write the witness stack of an absorbable stack."""
+    candidate = stack.witness_stack(original, result.certificate)
+    check = stack.check_stack_forward(original, candidate)
+    if not check.ok:
+        return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
+    candidate.save(out)
+    return {"written": [out], "forward_check": check.to_json(), "summary": "whole-stack " + check.describe()}
