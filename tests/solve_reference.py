@@ -208,6 +208,9 @@ def check_result(instance, result, reference, *, find_all, tol=None, complete=Tr
     """
     reference = sorted(sorted(s) for s in reference)
     nondegenerate = find_degeneracy(instance).nondegenerate
+    if (result.certificate or {}).get("kind") == "degenerate":
+        check_section_7(instance, result, reference, nondegenerate)
+        return
     if result.status == "absorbable":
         assert reference, f"absorbable with S = {result.index_set}, but the reference finds no S"
         assert result.verified is True
@@ -239,3 +242,22 @@ def check_result(instance, result, reference, *, find_all, tol=None, complete=Tr
                 f"{find_degeneracy(instance).describe()}): {result.reason}"
             )
             check_certificate(instance, result.certificate)
+
+
+def check_section_7(instance, result, reference, nondegenerate):
+    """A verdict of the exact decision for degenerate weights (MATH.md §7, issue 6).
+
+    It is reached only when no S satisfies (★) on degenerate weights, is
+    labelled an extension, and a positive carries a witness block of the
+    same width that must pass the forward check (exact for ReLU).
+    """
+    from indexset.degenerate import result_witness
+    from indexset.witness import check_forward
+
+    assert not reference and not nondegenerate, "§7 verdict where (★) decides"
+    assert result.extension is True and "MATH.md §7" in result.reason
+    assert result.status in ("absorbable", "not_absorbable"), result.status
+    if result.status == "absorbable":
+        assert result.index_set is None and result.verified is True
+        block = result_witness(instance, result)
+        assert block.n == instance.n and check_forward(instance, block).ok

@@ -203,23 +203,23 @@ def test_span_certificates_check_independently():
     assert kinds.count("span") >= 10, kinds
 
 
-def test_degenerate_without_S_is_unknown_not_a_no():
-    """MATH.md §3: d = 1 and collinear rows make (★) sufficient only."""
+def test_degenerate_without_S_is_decided_by_section_7():
+    """MATH.md §3: on d = 1 and collinear rows (★) is sufficient only; §7 (issue 6) decides exactly."""
     cases = [
-        # d = 1, no S: 2·z0 + 3·z1 = −1 has no 0/1 solution, yet the block is degenerate
-        Instance(np.array([[1], [1]]), np.array([[2, 3]])),
-        # two units on one line, (★) impossible (products have the wrong sign)
-        Instance(np.array([[1, 0], [2, 0], [0, 1]]), np.array([[1, 1, 0], [0, 0, 1]])),
+        # d = 1, no S: 2·z0 + 3·z1 = −1 has no 0/1 solution, yet one ReLU class and a spare unit absorb
+        (Instance(np.array([[1], [1]]), np.array([[2, 3]])), "absorbable"),
+        # two units on one line, (★) impossible: the spare unit cannot fix the mismatch on e2
+        (Instance(np.array([[1, 0], [2, 0], [0, 1]]), np.array([[1, 1, 0], [0, 0, 1]])), "not_absorbable"),
         # a zero W_down column and a zero W_up row, with biases, leaky ReLU
-        Instance(np.array([[1, 2], [0, 0], [3, 1]]), np.array([[1, 0, 2], [1, 0, 1]]),
-                 b_up=np.array([1, 2, 3]), b_down=np.array([1, 1]), activation="leaky_relu:1/2"),
+        (Instance(np.array([[1, 2], [0, 0], [3, 1]]), np.array([[1, 0, 2], [1, 0, 1]]),
+                  b_up=np.array([1, 2, 3]), b_down=np.array([1, 1]), activation="leaky_relu:1/2"), "not_absorbable"),
     ]
-    for instance in cases:
+    for instance, expected in cases:
         assert absorbing_sets_brute(instance) == []
         assert not find_degeneracy(instance).nondegenerate
         for find_all in (False, True):
             result = solve(instance, find_all=find_all)
-            assert result.status == "unknown", result.reason
+            assert result.status == expected, result.reason
             check_result(instance, result, [], find_all=find_all)
 
 

@@ -73,7 +73,7 @@ def save(instance, tmp_path, name="block.npz"):
 
 
 def degenerate_without_S():
-    """Two collinear rows, no S: (★) is not necessary here, so the answer is unknown."""
+    """Two collinear rows, no S: (★) is not necessary here; MATH.md §7 proves "no" (issue 6)."""
     return Instance(np.array([[1, 0], [2, 0], [0, 1]]), np.array([[1, 1, 0], [0, 0, 1]]))
 
 
@@ -82,7 +82,7 @@ def test_exit_codes_and_json_keys(tmp_path, capsys):
     cases = [
         ("planted", construct.planted(d=2, n=12, seed=2), 0),
         ("random", construct.random(d=2, n=12, seed=2), 1),
-        ("degenerate", degenerate_without_S(), 3),
+        ("degenerate", degenerate_without_S(), 1),
         ("glu", construct.gated(activation="glu", d=2, n=6, seed=1), 3),
         ("relu2", construct.homogeneous(activation="relu2", d=2, n=6, seed=1), 1),
         ("swiglu", construct.gated(activation="swiglu", d=3, n=6, seed=1, trap=True), 1),
@@ -179,7 +179,7 @@ def test_witness_written_only_when_absorbable(options, tmp_path, capsys):
 def test_no_witness_when_not_absorbable_or_unknown(tmp_path, capsys):
     for name, instance, expected in [
         ("random", construct.random(d=2, n=10, seed=7), 1),
-        ("degenerate", degenerate_without_S(), 3),
+        ("degenerate", degenerate_without_S(), 1),
         ("relu2", construct.homogeneous(activation="relu2", d=2, n=6, seed=2), 1),
     ]:
         path = save(instance, tmp_path, f"{name}.npz")
