@@ -24,6 +24,7 @@ ODD_LINEAR = "odd_linear"
 HOMOGENEOUS = "homogeneous"
 GATED = "gated"
 UNCOVERED = "uncovered"
+LINEAR = "linear"
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,8 @@ class Activation:
     name : str
         Canonical name as written in instance files (``leaky_relu:1/3``).
     kind : str
-        One of ``odd_linear``, ``homogeneous``, ``gated``, ``uncovered``.
+        One of ``odd_linear``, ``homogeneous``, ``gated``, ``uncovered``,
+        ``linear`` (σ(z) = z, leaky ReLU with α = 1).
     c : Fraction or None
         Odd-part coefficient for odd-linear activations.
     extension : bool
@@ -193,6 +195,22 @@ def _leaky(alpha: Fraction) -> Activation:
 
     name = f"leaky_relu:{alpha}"
     c = 1 + alpha
+    if alpha == 1:
+        # σ(z) = z: the block is affine, every unit is "free" and (★) is far
+        # from necessary; the exact criterion is a rank condition.
+        return Activation(
+            name,
+            LINEAR,
+            c,
+            True,
+            True,
+            reason=(
+                "σ(z) = z is linear, so f is affine with linear part L = A + W_down·W_up and every "
+                "residual-free block of width n is affine with linear part of rank ≤ n: absorbable iff "
+                "rank L ≤ n (extension beyond the paper)"
+            ),
+            forward=forward,
+        )
     if c == 0:
         # σ(z) = z·[z>0] − z·[z<0] = |z| is even: it has no odd part at all.
         return Activation(

@@ -1,0 +1,51 @@
+"""Verdicts by theorem: the linear activation (σ(z) = z) against an independent rank."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from indexset import Instance, solve
+
+
+def fraction_rank(rows):
+    """Rank by Gaussian elimination over Fractions (independent of python-flint)."""
+    rows = [[Fraction(v) for v in row] for row in rows]
+    rank = 0
+    columns = len(rows[0]) if rows else 0
+    for col in range(columns):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank
+
+
+def test_linear_activation_is_a_rank_condition():
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(60):
+        d = int(rng.integers(1, 5))
+        n = int(rng.integers(1, 5))
+        W_up = rng.integers(-2, 3, size=(n, d))
+        W_down = rng.integers(-2, 3, size=(d, n))
+        skip = np.eye(d, dtype=int) + np.diag(rng.integers(0, 2, size=d))
+        instance = Instance(W_up, W_down, skip=skip, activation="leaky_relu:1")
+        L = skip + W_down @ W_up
+        expected = "absorbable" if fraction_rank(L.tolist()) <= n else "not_absorbable"
+        result = solve(instance)
+        assert result.status == expected and result.extension
+        seen.add(expected)
+        if expected == "absorbable":
+            C = [[Fraction(v) for v in row] for row in result.certificate["V_down"]]
+            R = [[Fraction(v) for v in row] for row in result.certificate["V_up"]]
+            assert len(R) <= n
+            product = [[sum((C[i][k] * R[k][j] for k in range(len(R))), Fraction(0)) for j in range(d)] for i in range(d)]
+            assert product == [[Fraction(int(v)) for v in row] for row in L]
+    assert seen == {"absorbable", "not_absorbable"}
