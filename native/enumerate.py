@@ -43,6 +43,9 @@ DONE = 2
 PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
+FIXED = 4294967296.0
+"""Scale of the fixed-point ℓ1 sums (|W_i[r]| ≤ √N·(1 + margin) ≪ 2^31)."""
+
 # Layout of the int64 ``istate`` vector.
 LEVEL = 0
 PHASE = 1
@@ -52,7 +55,7 @@ STATE_SIZE = 4
 
 
 @kernel
-def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Centre and admissible integer interval of x_i, given x_{i+1..D−1}."""
     D = rr.shape[0]
     N = W.shape[1]
@@ -76,7 +79,12 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
         half = hold[i]
     lof = c - half
     hif = c + half
-    if i < coord_levels:
+    if coord[0, i]:
+        # Count how often these bounds remove a value the others allow, so
+        # the caller can switch them off at levels where they never do.
+        coord[1, i] += 1
+        plain_low = math.ceil(lof - 1e-9)
+        plain_high = math.floor(hif + 1e-9)
         # |W_i[r]| ≤ lbox[i, r] with W_i = W_{i+1} + (x_i − c)·b*_i: an
         # interval of x_i per coordinate (chalf = ∞ where b*_i[r] ≈ 0).
         # Elementwise bounds first (a loop LLVM vectorises), then the max/min
@@ -90,6 +98,8 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
                 lof = lows[r]
             if highs[r] < hif:
                 hif = highs[r]
+        if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
+            coord[2, i] += 1
     if lof > hif:
         lo[i] = 1
         hi[i] = 0
@@ -135,7 +145,7 @@ def _leaf_ok(x, basis, offset, exact, W, tol):
 
 
 @kernel
-def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord_levels, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
+def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
     """Run the enumeration for at most ``budget`` nodes.
 
     Parameters
@@ -162,8 +172,10 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         Margin of the Hölder test on W_i.
     symmetric : bool
         The target is 0 and x, −x give the same answer: enumerate one.
-    coord_levels : int
-        Apply the per-coordinate interval bounds at levels below this.
+    coord : ndarray of int64, shape (3, D)
+        Per level: whether to apply the per-coordinate interval bounds (row
+        0), how often they were applied (row 1) and how often they narrowed
+        the integer interval (row 2).
     basis : ndarray of int64, shape (N, D)
     offset : ndarray of int64, shape (N,)
         Unpadded: N here is the true ambient dimension.
@@ -196,7 +208,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         return DONE
     if istate[PHASE] == 0:
         zflag[D] = True
-        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
         istate[LEVEL] = D - 1
         istate[PHASE] = 1
     i = istate[LEVEL]
@@ -223,17 +235,15 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             dn[i] -= 1
         nodes += 1
         diff = xi - ctr[i]
-        # W_i (elementwise, vectorised), then ‖W_i‖₁ with four accumulators
-        # (N is padded to a multiple of 4).
+        # W_i and ‖W_i‖₁. The sum runs in fixed point (2^-32 units) because
+        # integer sums may be reordered, so the loop vectorises; truncation
+        # makes it at most N·2^-32 low, which the test below adds back.
+        acc = 0
         for r in range(N):
-            W[i, r] = W[i + 1, r] + diff * bstar[i, r]
-        a0 = a1 = a2 = a3 = 0.0
-        for r in range(0, N, 4):
-            a0 += abs(W[i, r])
-            a1 += abs(W[i, r + 1])
-            a2 += abs(W[i, r + 2])
-            a3 += abs(W[i, r + 3])
-        s1 = (a0 + a1) + (a2 + a3)
+            v = W[i + 1, r] + diff * bstar[i, r]
+            W[i, r] = v
+            acc += abs(np.int64(v * FIXED))
+        s1 = acc / FIXED + N / FIXED
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
@@ -257,14 +267,14 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
                 return FOUND
             continue
         i -= 1
-        _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
     istate[LEVEL] = i
     istate[NODES] += nodes
     return RUNNING
 
 
 @kernel
-def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Set a fresh state to the subtree below the fixed ``x[floor:]`` (floor ≥ 1).
 
     The prefix must be a node the enumeration itself produced (status
@@ -275,7 +285,7 @@ def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, sym
     N = W.shape[1]
     zflag[D] = True
     for j in range(D - 1, floor - 1, -1):
-        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
         diff = x[j] - ctr[j]
         for r in range(N):
             W[j, r] = W[j + 1, r] + diff * bstar[j, r]
@@ -283,7 +293,7 @@ def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, sym
         zflag[j] = zflag[j + 1] and x[j] == 0
         if j > 0 and stale[j - 1] < j:
             stale[j - 1] = j
-    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord_levels, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
     istate[LEVEL] = floor - 1
     istate[PHASE] = 1
 
@@ -325,3 +335,55 @@ def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
         np.zeros(N, dtype=np.float64),
         np.zeros(N, dtype=np.float64),
     )
+
+
+@kernel
+def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord, probes, seed, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+    """Knuth's estimate of the number of nodes :func:`enumerate_box` will visit.
+
+    Each probe walks from the root to a dead end, choosing uniformly among
+    the children that pass every test; the visited-node count along the walk,
+    weighted by the product of the branching factors above, is an unbiased
+    estimate of the tree size. Returns the mean over ``probes`` walks (the
+    state arrays are scratch).
+    """
+    D = rr.shape[0]
+    N = W.shape[1]
+    np.random.seed(seed)
+    passing = np.zeros(4096, dtype=np.int64)
+    total = 0.0
+    for probe in range(probes):
+        for j in range(D):
+            stale[j] = D - 1
+        zflag[D] = True
+        weight = 1.0
+        i = D - 1
+        while i >= 0:
+            _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+            if hi[i] < lo[i]:
+                break
+            total += weight * (hi[i] - lo[i] + 1)
+            count = 0
+            for xi in range(lo[i], hi[i] + 1):
+                diff = xi - ctr[i]
+                s1 = 0.0
+                for r in range(N):
+                    s1 += abs(W[i + 1, r] + diff * bstar[i, r])
+                s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
+                if s2 <= s1 + tol * (1.0 + s1) and count < passing.shape[0]:
+                    passing[count] = xi
+                    count += 1
+            if count == 0 or i == 0:
+                break
+            weight *= count
+            xi = passing[np.random.randint(count)]
+            diff = xi - ctr[i]
+            for r in range(N):
+                W[i, r] = W[i + 1, r] + diff * bstar[i, r]
+            x[i] = xi
+            lpart[i] = lpart[i + 1] + diff * diff * rr[i]
+            zflag[i] = zflag[i + 1] and xi == 0
+            if stale[i - 1] < i:
+                stale[i - 1] = i
+            i -= 1
+    return total / probes
