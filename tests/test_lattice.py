@@ -176,6 +176,20 @@ def star_system_from(up, down, t_scale):
     return System(M, t, None, [])
 
 
+def test_threads_share_the_tree():
+    rng = np.random.default_rng(4)
+    for trial in range(12):
+        m, n = int(rng.integers(3, 6)), int(rng.integers(26, 34))
+        system = random_system(rng, m, n, 0, 30, planted=trial % 2 == 0)
+        one = all_solutions(system)
+        two = all_solutions(system, workers=2)
+        assert sorted(one.solutions) == two.solutions
+        first = search(system, workers=2)
+        assert first.status == one.status
+        if one.solutions:
+            assert first.index_set in one.solutions and not first.complete
+
+
 def test_time_limit_stop_and_progress():
     rng = np.random.default_rng(0)
     system = star_system(rng, 2, 76, 1000)
@@ -188,6 +202,7 @@ def test_time_limit_stop_and_progress():
     seen = []
     search(system, reduction, time_limit=1.3, progress=seen.append)
     assert seen and seen[-1]["nodes"] > 0
+    assert search(system, reduction, find_all=True, time_limit=0.5, workers=2).status == "unknown"
 
 
 def test_tolerance_systems_are_left_to_cpsat():
@@ -246,3 +261,5 @@ def test_solve_system_cli(tmp_path, capsys):
     assert "INFEASIBLE" in capsys.readouterr().out
     assert main(["solve-system", str(tmp_path / "missing.dat")]) == 2
     assert main(["solve-system", str(path), "--time-limit", "0"]) == 2
+    assert main(["solve-system", str(path), "--workers", "0"]) == 2
+    assert main(["solve-system", str(path), "--workers", "1", "--json"]) == 1

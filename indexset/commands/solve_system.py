@@ -8,6 +8,7 @@ enumeration engine by default, CP-SAT, or the portfolio racing both.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 import time
 
@@ -29,6 +30,7 @@ def register(sub) -> None:
     group.add_argument("--count", action="store_true", help="count every solution")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown'")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
+    parser.add_argument("--workers", type=int, metavar="N", help="threads of the lattice engine (default: every CPU)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -37,13 +39,15 @@ def run(args) -> int:
     """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
     if args.time_limit is not None and args.time_limit <= 0:
         raise InputError("--time-limit", "must be positive")
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers", "must be at least 1")
     start = time.perf_counter()
     system = load_system(args.file)
     stop = threading.Event()
     find_all = args.all or args.count
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress:
         reduction = reduce_system(system.M, system.t)
-        result = _search(args.engine, system, reduction, find_all, args.time_limit, stop, progress)
+        result = _search(args.engine, system, reduction, find_all, args.time_limit, stop, progress, args.workers)
     elapsed = time.perf_counter() - start
     payload = _payload(result, system.n, args, elapsed)
     if args.json:
@@ -53,7 +57,7 @@ def run(args) -> int:
     return result.exit_code
 
 
-def _search(engine: str, system, reduction, find_all, time_limit, stop, progress) -> Result:
+def _search(engine: str, system, reduction, find_all, time_limit, stop, progress, workers) -> Result:
     """Run the chosen engine (imported lazily: CP-SAT pulls in OR-Tools)."""
     options = dict(find_all=find_all, time_limit=time_limit, stop=stop, progress=progress)
     if engine == "portfolio":
@@ -72,6 +76,9 @@ def _search(engine: str, system, reduction, find_all, time_limit, stop, progress
         if exc.name != f"indexset.engines.{engine}":
             raise
         raise InputError("--engine", f"engine {engine!r} is not available in this installation") from None
+    if engine == "lattice":
+        # Alone on the machine the enumeration may use every core.
+        options["workers"] = workers or os.cpu_count() or 1
     return module.search(system, reduction, **options)
 
 
