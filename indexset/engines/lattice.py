@@ -29,6 +29,7 @@ import time
 
 import flint
 import numpy as np
+import scipy.linalg
 
 from ..native import enumerate as native
 from ..reduce import Reduction, reduce_system
@@ -42,6 +43,10 @@ MARGIN = 1e-7
 reduced basis with small entries is accurate to ~1e-12, so this margin
 cannot cut a true box vertex; :func:`_check_numerics` refuses bases where
 that is not evident."""
+
+MAX_GS_RATIO = 1e4
+"""Largest ratio of Gram–Schmidt norms accepted for float pruning (above it,
+huge top levels are fixed exactly, else the engine answers unknown)."""
 
 BKZ_BLOCK = 20
 """Block size of the fpylll BKZ pass after LLL (0: LLL only), used for
@@ -75,6 +80,10 @@ ESTIMATE_PROBES = 4000
 
 NODE_SECONDS = 1.2e-7
 """Measured cost of one enumeration node (d = 2, n = 70, one core)."""
+
+HOPELESS_SECONDS = 1e5
+"""Predicted enumeration times beyond this get no candidate bases (a 2× gain
+on a day-long search does not change the answer within any time limit)."""
 
 SPLIT_FROM = 24
 """Lattices of lower dimension are searched by one thread (too small to split)."""
@@ -136,7 +145,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     if block is None:
         block = BKZ_BLOCK if reduction.kernel_dimension >= BKZ_FROM else 0
     prepared = time.perf_counter()
-    lattice, facts = choose_lattice(reduction, block, embedding, seed, time_limit)
+    deadline = None if time_limit is None else start + float(time_limit)
+    lattice, facts = choose_lattice(reduction, block, embedding, seed, deadline, stop)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "reduce_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
@@ -144,7 +154,6 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         support = None if lattice.infeasible else _decode(lattice, np.zeros(0, dtype=np.int64), system)
         stages["nodes"] = 0
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
-    deadline = None if time_limit is None else start + float(time_limit)
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
@@ -253,7 +262,10 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     else:
         raise ValueError(f"unknown embedding {embedding!r}")
     _float_data(lattice)
-    if lattice.problem and not lattice.symmetric:
+    if lattice.problem and lattice.symmetric:
+        # Only the outside-target form has the exact treatment of huge levels.
+        return build_lattice(reduction, bkz_block, "cvp", shuffle)
+    if lattice.problem:
         lattice = _fix_rigid_levels(lattice)
     return lattice
 
@@ -277,14 +289,15 @@ def profile_score(lattice: Lattice) -> float:
     return float(0.5 * np.log(rr[len(rr) // 2:]).sum())
 
 
-def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, budget_s: float | None):
+def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None):
     """The default reduced basis, or the best of several when the search looks long.
 
     A Knuth estimate of the tree size of the default basis decides how much
     time further candidates (other orders of the input vectors, reduced the
     same way) may take: :data:`CANDIDATE_SHARE` of the predicted enumeration
-    time, at most :data:`MAX_CANDIDATES` bases in all. The candidate with the best
-    :func:`profile_score` wins.
+    time (a tenth of the time left before ``deadline``), at most
+    :data:`MAX_CANDIDATES` bases in all, none when the search looks hopeless
+    anyway. The candidate with the best :func:`profile_score` wins.
 
     Returns
     -------
@@ -302,15 +315,18 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     facts["estimated_nodes"] = int(estimate)
     # Knuth's estimate is unbiased but heavy-tailed: with few probes it came
     # out 2–4× low on these trees, hence the generous fraction.
-    spend = CANDIDATE_SHARE * estimate * NODE_SECONDS
-    if budget_s is not None:
-        spend = min(spend, 0.1 * budget_s)
+    predicted = estimate * NODE_SECONDS
+    spend = CANDIDATE_SHARE * predicted if predicted < HOPELESS_SECONDS else 0.0
+    if deadline is not None:
+        spend = min(spend, 0.1 * (deadline - time.perf_counter()))
     tries = min(MAX_CANDIDATES - 1, int(spend / max(one, 1e-3)))
     if tries <= 0:
         return lattice, facts
     rng = np.random.default_rng(seed)
     best, score = lattice, profile_score(lattice)
     for _ in range(tries):
+        if stop is not None and stop.is_set():
+            break
         other = build_lattice(reduction, bkz_block, embedding, shuffle=rng)
         if other.problem or other.infeasible:
             continue
@@ -441,7 +457,7 @@ def _float_data(lattice: Lattice) -> None:
     rr = diag**2
     mu = (R / diag[:, None]).T.copy()  # mu[l, j] = R[j, l] / R[j, j]
     hold = np.abs(bstar).sum(axis=1) / rr * (1 + 1e-9) + MARGIN
-    ylo, yhi = _dual_bounds(B, c)
+    ylo, yhi = _dual_bounds(Q, R, c)
     lbox = _box_bounds(Q)
     tiny = np.abs(bstar) <= 1e-12
     safe = np.where(tiny, 1.0, bstar)
@@ -481,7 +497,9 @@ def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.
     if max(abs(int(v)) for v in np.concatenate([basis.ravel(), offset])) >= 2**40:
         return "the reduced basis or target has entries too large for safe float pruning"
     diag = np.abs(np.diag(R))
-    if diag.min() <= 0 or diag.max() / diag.min() > 1e8:
+    # Forward errors of R grow with this ratio (~ its condition): 1e4 keeps
+    # them near 1e-12, far inside MARGIN, at every level of the tree.
+    if diag.min() <= 0 or diag.max() / diag.min() > MAX_GS_RATIO:
         return "the reduced basis is too ill-conditioned for safe float pruning"
     error = np.abs(Q @ R - B).max() + np.abs(Q.T @ Q - np.eye(Q.shape[1])).max() * np.abs(B).max()
     if error > 1e-9:
@@ -501,9 +519,13 @@ def _box_bounds(Q: np.ndarray) -> np.ndarray:
     return lbox * (1 + 1e-9) + MARGIN
 
 
-def _dual_bounds(B: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ ‖d_j‖₁`` (d_j the dual basis)."""
-    dual = B @ np.linalg.inv(B.T @ B)
+def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ ‖d_j‖₁``.
+
+    The dual basis ``D = B (BᵀB)⁻¹ = Q R⁻ᵀ`` comes from the triangular factor
+    (no normal equations, whose condition is squared).
+    """
+    dual = Q @ scipy.linalg.solve_triangular(R, np.eye(R.shape[0])).T
     centre = dual.T @ c
     radius = np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
@@ -512,6 +534,7 @@ def _dual_bounds(B: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
     """Run the enumeration (split over threads when ``workers > 1``)."""
     run = _Run(system, lattice, find_all, deadline, stop)
+    run.estimate = stages.get("estimated_nodes")
     if workers > 1 and lattice.D > SPLIT_FROM:
         complete = _parallel(run, workers, progress, start)
     else:
@@ -541,6 +564,7 @@ class _Run:
         self.last_report = time.perf_counter()
         self.split_level = None
         self.subtrees = 0
+        self.estimate = None
         a = lattice.arrays
         # Shared by the threads: racing counter updates only blur a heuristic.
         self.coord = np.zeros((3, lattice.D), dtype=np.int64)
@@ -609,7 +633,10 @@ class _Run:
         now = time.perf_counter()
         if progress is not None and now - self.last_report >= 1.0:
             self.last_report = now
-            progress({"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)})
+            counters = {"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
+            if self.estimate:
+                counters["estimated_nodes"] = self.estimate
+            progress(counters)
 
 
 def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
