@@ -649,7 +649,7 @@ _STYLE = {
     "brute": ("#7f7f7f", "x", "brute force (2^n)"),
 }
 
-_FLOOR = 1e-3
+_FLOOR = 1e-4
 """Times below this are drawn at it (log axis)."""
 
 
@@ -668,7 +668,7 @@ def plot_report(report: dict, path) -> None:
     import matplotlib.pyplot as plt
 
     sweep = report["sweep"]
-    fig, ax = plt.subplots(figsize=(7.5, 5.4), dpi=150)
+    fig, ax = plt.subplots(figsize=(7.5, 5.8), dpi=150)
     try:
         _draw(ax, report, sweep)
         fig.tight_layout()
@@ -681,24 +681,30 @@ def _draw(ax, report: dict, sweep: dict) -> None:
     limit = sweep["time_limit"]
     offsets = _offsets(sweep)
     for method in sweep["methods"]:
-        _draw_method(ax, report["runs"], method, sweep["widths"], limit, offsets[method])
-    ax.axhline(limit, color="black", linestyle=":", linewidth=0.9)
-    ax.annotate(f"time limit {limit:g} s", (0.99, limit), xycoords=("axes fraction", "data"), ha="right", va="bottom", fontsize=8)
+        _draw_method(ax, report["runs"], method, sweep["widths"], limit, {n: offsets[(method, n)] for n in sweep["widths"]})
+    ax.axhline(limit, color="black", linestyle=":", linewidth=0.9, label=f"time limit ({limit:g} s per run)")
     d2 = sweep["d"] ** 2
-    ax.axvline(d2, color="green", linestyle="--", linewidth=1.0)
-    ax.annotate(f"n = d² = {d2}", (d2, 0.02), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="bottom", fontsize=8, color="green")
+    ax.axvline(d2, color="green", linestyle="--", linewidth=1.0, label=f"n = d² = {d2} (up to here rank M = n generically)")
     _labels(ax, report, sweep)
 
 
 def _offsets(sweep: dict) -> dict:
-    """Small horizontal shifts so markers of different methods do not overlap."""
+    """Small horizontal shifts per (method, width) so markers do not overlap.
+
+    At most 0.7 % of the axis per method, and at most 12 % of the gap to
+    the nearest other width, so a point never drifts toward its neighbour.
+    """
     widths = sweep["widths"]
-    step = min((b - a for a, b in zip(widths, widths[1:])), default=1)
+    span = max(max(widths) - min(widths), 1)
+    gaps = {n: min([abs(n - m) for m in widths if m != n] or [span]) for n in widths}
     count = len(sweep["methods"])
-    return {m: (i - (count - 1) / 2) * 0.06 * step for i, m in enumerate(sweep["methods"])}
+    return {
+        (m, n): (i - (count - 1) / 2) * min(0.007 * span, 0.12 * gaps[n])
+        for i, m in enumerate(sweep["methods"]) for n in widths
+    }
 
 
-def _draw_method(ax, runs, method, widths, limit, shift) -> None:
+def _draw_method(ax, runs, method, widths, limit, shifts) -> None:
     color, marker, label = _STYLE[method]
     xs, med, lo, hi, out_x, out_y = [], [], [], [], [], []
     for n in widths:
@@ -707,11 +713,11 @@ def _draw_method(ax, runs, method, widths, limit, shift) -> None:
             continue
         times = [max(_FLOOR, r["time_s"]) if r["status"] in DECIDED else math.inf for r in cell]
         capped = [min(t, limit) for t in times]
-        xs.append(n + shift)
+        xs.append(n + shifts[n])
         med.append(statistics.median(times))
         lo.append(min(capped))
         hi.append(max(capped))
-        out_x += [n + shift] * sum(math.isinf(t) for t in times)
+        out_x += [n + shifts[n]] * sum(math.isinf(t) for t in times)
     finite = [(x, m) for x, m in zip(xs, med) if math.isfinite(m)]
     ax.fill_between(xs, lo, hi, color=color, alpha=0.13, linewidth=0)
     if finite:
@@ -734,9 +740,9 @@ def _labels(ax, report: dict, sweep: dict) -> None:
     handles, labels = ax.get_legend_handles_labels()
     handles += [Patch(color="grey", alpha=0.25), Line2D([], [], marker="o", linestyle="none", markerfacecolor="none", markeredgecolor="black")]
     labels += ["min–max over seeds (lines: median)", "not decided within the time limit"]
-    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
+    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     if report.get("disagreements"):
-        ax.text(0.99, 0.02, f"WARNING: {len(report['disagreements'])} disagreement(s), see JSON", transform=ax.transAxes,
+        ax.text(0.99, 0.02, f"WARNING: {len(report['disagreements'])} disagreement(s) or wrong claim(s), see the JSON", transform=ax.transAxes,
                 ha="right", va="bottom", color="red", fontsize=9, fontweight="bold")
 
 

@@ -159,6 +159,8 @@ def _cell(row: dict, limit: float) -> str:
 def _seconds(value, limit: float) -> str:
     if value is None:
         return f">{limit:g}"
+    if value < 0.001:
+        return "<0.001"
     return f"{value:.3f}" if value < 10 else f"{value:.1f}"
 
 
@@ -182,7 +184,7 @@ def _warnings(report: dict) -> list:
             no = ", ".join(f"{x['method']} ({x['status']})" for x in p["infeasible"])
             lines.append(f"DISAGREEMENT {where}: verified S from {yes}, but {no}")
         else:
-            lines.append(f"{p['kind'].upper()} {where}: {p.get('method')} {p.get('note', '')}".rstrip())
+            lines.append(f"{p['kind'].upper().replace('_', ' ')} {where}: {p.get('method')}: {p.get('note', '')}".rstrip(": "))
     return lines
 
 
@@ -238,10 +240,11 @@ def _print_footer(report: dict, args) -> None:
 
 
 def _example_run(report: dict):
-    """The point most worth re-running: a disagreement, else the slowest run."""
+    """The point most worth re-running: a disagreeing method, else the slowest run."""
     runs = [r for r in report["runs"] if r["status"] != bench.SKIPPED]
     for p in report["disagreements"]:
-        match = [r for r in runs if r["n"] == p["n"] and r["seed"] == p["seed"]]
+        involved = [p.get("method")] + [x["method"] for x in p.get("infeasible", [])]
+        match = [r for r in runs if r["n"] == p["n"] and r["seed"] == p["seed"] and r["method"] in involved]
         if match:
             return match[0]
     return max(runs, key=lambda r: r["time_s"], default=None)
