@@ -24,7 +24,6 @@ ODD_LINEAR = "odd_linear"
 HOMOGENEOUS = "homogeneous"
 GATED = "gated"
 UNCOVERED = "uncovered"
-LINEAR = "linear"
 
 
 @dataclass(frozen=True)
@@ -36,8 +35,7 @@ class Activation:
     name : str
         Canonical name as written in instance files (``leaky_relu:1/3``).
     kind : str
-        One of ``odd_linear``, ``homogeneous``, ``gated``, ``uncovered``,
-        ``linear`` (σ(z) = z, leaky ReLU with α = 1).
+        One of ``odd_linear``, ``homogeneous``, ``gated``, ``uncovered``.
     c : Fraction or None
         Odd-part coefficient for odd-linear activations.
     extension : bool
@@ -66,6 +64,9 @@ class Activation:
     forward: Callable = field(default=None, repr=False, compare=False)
     gate: Callable | None = field(default=None, repr=False, compare=False)
     degree: int | None = None
+    linear: bool = False
+    """σ(z) = z (leaky ReLU with α = 1): (★) is sufficient but far from
+    necessary, and "no S" is settled by a rank condition instead."""
 
     @property
     def gated(self) -> bool:
@@ -196,21 +197,13 @@ def _leaky(alpha: Fraction) -> Activation:
     name = f"leaky_relu:{alpha}"
     c = 1 + alpha
     if alpha == 1:
-        # σ(z) = z: the block is affine, every unit is "free" and (★) is far
-        # from necessary; the exact criterion is a rank condition.
-        return Activation(
-            name,
-            LINEAR,
-            c,
-            True,
-            True,
-            reason=(
-                "σ(z) = z is linear, so f is affine with linear part L = A + W_down·W_up and every "
-                "residual-free block of width n is affine with linear part of rank ≤ n: absorbable iff "
-                "rank L ≤ n (extension beyond the paper)"
-            ),
-            forward=forward,
+        # σ(z) = z: the flip identity holds (c = 2), but the block is affine,
+        # every unit is "free" and the exact criterion is a rank condition.
+        reason = _ODD_REASON + (
+            "; here σ(z) = z is linear, so with no such S the block is still absorbable iff "
+            "rank(A + W_down·W_up) ≤ n (extension beyond the paper)"
         )
+        return Activation(name, ODD_LINEAR, c, True, True, reason, forward, linear=True)
     if c == 0:
         # σ(z) = z·[z>0] − z·[z<0] = |z| is even: it has no odd part at all.
         return Activation(

@@ -104,7 +104,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
-from .theorems import theorem_result, theorem_verdict  # noqa: F401 (re-exported)
+from .theorems import linear_fallback, theorem_result, theorem_verdict  # noqa: F401 (re-exported)
 from .degeneracy import Degeneracy, direction, find_degeneracy
 from .errors import InputError
 from .instance import Instance
@@ -731,6 +731,8 @@ def _negative(instance, lower, certificate, tau, common) -> Result:
         claim = f"certified distance to absorbability ≥ {lower:.6g} (Frobenius; {certificate['relative_lower']:.3g} relative to ‖A‖_F) > 0, so no index set S satisfies (★)"
     else:
         claim = f"certified distance ≥ {lower:.6g} > d·τ = {float(instance.d * tau):.6g}, so no S has max|c·W_down[:,S]W_up[S,:] + A| ≤ τ = {_show(tau)}"
+    if act.linear:
+        return linear_fallback(instance, tau, claim, common["stages"])
     degeneracy = screen_degeneracy(instance)
     common["stages"]["weights"] = degeneracy.describe()
     if not degeneracy.nondegenerate:

@@ -36,7 +36,7 @@ from .rational import fmpz_matrix
 from .reduce import reduce_system
 from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
 from .system import System, build_system
-from .theorems import theorem_result
+from .theorems import linear_fallback, theorem_result
 from .verify import verify
 
 GRAM_SIZE = 50_000
@@ -165,6 +165,8 @@ class _Context:
     def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
         """``not_absorbable`` with its proof; on degenerate weights the §7 decision, else ``unknown``."""
         scope = f"no index set S satisfies (★) within τ = {self.tol}" if self.tol is not None else "no index set S satisfies (★)"
+        if self.instance.act.linear:
+            return linear_fallback(self.instance, self.tol, f"{scope} ({proof})", self.stages)
         if not self.degeneracy.nondegenerate:
             # --- issue 6 hook (indexset/degenerate.py): exact decision for degenerate weights (MATH.md §7,
             # an extension); only its proven answers replace "unknown". Exact mode only (no tolerance).

@@ -12,7 +12,7 @@ import time
 import flint
 import numpy as np
 
-from .activations import GATED, HOMOGENEOUS, LINEAR, UNCOVERED
+from .activations import GATED, HOMOGENEOUS, UNCOVERED
 from .instance import Instance
 from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
@@ -22,8 +22,6 @@ def theorem_result(instance: Instance, start: float | None = None) -> Result:
 
     See :func:`theorem_verdict`; the bias inside σ is ``instance.b_up``.
     """
-    if instance.act.kind == LINEAR:
-        return linear_verdict(instance, start)
     bias_inside = instance.b_up is not None and bool(np.any(instance.b_up != 0))
     return theorem_verdict(instance.act, bias_inside, start)
 
@@ -39,10 +37,10 @@ def linear_verdict(instance: Instance, start: float | None = None) -> Result:
     """
     linear = instance.exact_fraction_matrix("skip") + instance.exact_fraction_matrix("W_down") * instance.exact_fraction_matrix("W_up")
     rank = linear.rank()
-    stages = {"path": "theorem", "classify": LINEAR, "rank_L": rank}
+    stages = {"path": "theorem", "classify": "linear", "rank_L": rank}
     elapsed = 0.0 if start is None else time.perf_counter() - start
     if rank > instance.n:
-        proof = f"rank(A + W_down·W_up) = {rank} > n = {instance.n}; {instance.act.reason}"
+        proof = f"σ(z) = z is linear and rank(A + W_down·W_up) = {rank} > n = {instance.n}, the largest rank a residual-free block of width n has (extension beyond the paper)"
         return Result(NOT_ABSORBABLE, proof, stages=stages, engine="theorem", complete=True, extension=True, time_s=elapsed, certificate={"kind": "linear_rank", "rank": rank})
     echelon, _ = linear.rref()
     rows = [r for r in range(echelon.nrows()) if any(echelon[r, j] != 0 for j in range(echelon.ncols()))]
@@ -52,8 +50,23 @@ def linear_verdict(instance: Instance, start: float | None = None) -> Result:
     C = flint.fmpq_mat([[linear[i, j] for j in pivots] for i in range(d)]) if rows else flint.fmpq_mat(d, 0)
     if C * R != linear:
         raise ArithmeticError("rank factorisation failed its exact check")  # never expected
-    reason = f"rank(A + W_down·W_up) = {rank} ≤ n = {instance.n}: L = C·R exactly (checked), so V_up = R, V_down = C padded with zero units; {instance.act.reason}"
+    reason = f"σ(z) = z is linear and rank(A + W_down·W_up) = {rank} ≤ n = {instance.n}: L = C·R exactly (checked), so V_up = R, V_down = C padded with zero units (extension beyond the paper)"
     return Result(ABSORBABLE, reason, verified=True, stages=stages, engine="theorem", complete=True, extension=True, time_s=elapsed, certificate={"kind": "linear_rank", "rank": rank, "V_down": _strings(C), "V_up": _strings(R)})
+
+
+def linear_fallback(instance: Instance, tol, no_set: str, stages: dict) -> Result:
+    """The verdict for σ(z) = z once the search has shown that no S satisfies (★).
+
+    Exactly: :func:`linear_verdict`. With a tolerance an exactly absorbable
+    block is still reported absorbable; otherwise the answer is unknown (a
+    rank-≤ n approximation within τ is not ruled out).
+    """
+    result = linear_verdict(instance)
+    result.stages = dict(stages, **result.stages)
+    result.reason = f"{no_set}; {result.reason}"
+    if tol is not None and result.status == NOT_ABSORBABLE:
+        return Result(UNKNOWN, result.reason + "; with a tolerance an approximate factorisation is not ruled out", stages=result.stages, engine="theorem", extension=True)
+    return result
 
 
 def _strings(matrix) -> list[list[str]]:

@@ -46,8 +46,8 @@ def _points(seed: int) -> np.ndarray:
 def test_flip_identity_numerically(name):
     act = activations.get(name)
     c, extension, exact = ODD[name]
-    # σ(z) = z (α = 1) keeps the flip identity but is decided as a linear map.
-    assert act.kind == (activations.LINEAR if name == "leaky_relu:1" else ODD_LINEAR)
+    assert act.kind == ODD_LINEAR
+    assert act.linear is (name == "leaky_relu:1")
     assert act.c == c
     assert act.extension is extension
     assert act.exact_forward is exact

@@ -1,4 +1,4 @@
-"""Verdicts by theorem: the linear activation (σ(z) = z) against an independent rank."""
+"""The linear activation (σ(z) = z, leaky_relu:1) against an independent rank computation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from indexset import Instance, solve
+from indexset import Instance, solve, verify
 
 
 def fraction_rank(rows):
@@ -42,7 +42,9 @@ def test_linear_activation_is_a_rank_condition():
         result = solve(instance)
         assert result.status == expected and result.extension
         seen.add(expected)
-        if expected == "absorbable":
+        if expected == "absorbable" and result.index_set is not None:
+            assert verify(instance, result.index_set).holds  # found through (★) itself
+        elif expected == "absorbable":
             C = [[Fraction(v) for v in row] for row in result.certificate["V_down"]]
             R = [[Fraction(v) for v in row] for row in result.certificate["V_up"]]
             assert len(R) <= n
