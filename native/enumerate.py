@@ -55,8 +55,43 @@ STATE_SIZE = 4
 
 
 @kernel
+def _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs):
+    """Narrow ``[lof, hif]`` for x_i by ``|W_i[r]| ≤ lbox[i, r]`` for every r.
+
+    W_i = W_{i+1} + (x_i − c)·b*_i gives an interval of x_i per coordinate
+    (chalf = ∞ where b*_i[r] ≈ 0). Elementwise bounds first (a loop LLVM
+    vectorises), then the max/min scans, whose running bound rarely changes
+    (well-predicted branches). Kept out of :func:`_enter_level`: levels that
+    skip it then run measurably faster. Counts how often the bounds remove
+    a value the others allow, so the caller can switch them off at levels
+    where they never do.
+    """
+    N = W.shape[1]
+    coord[1, i] += 1
+    plain_low = math.ceil(lof - 1e-9)
+    plain_high = math.floor(hif + 1e-9)
+    for r in range(N):
+        m = c - W[i + 1, r] * cinv[i, r]
+        lows[r] = m - chalf[i, r]
+        highs[r] = m + chalf[i, r]
+    for r in range(N):
+        if lows[r] > lof:
+            lof = lows[r]
+        if highs[r] < hif:
+            hif = highs[r]
+    if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
+        coord[2, i] += 1
+    return lof, hif
+
+
+@kernel
 def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
-    """Centre and admissible integer interval of x_i, given x_{i+1..D−1}."""
+    """Centre and admissible integer interval of x_i, given x_{i+1..D−1}.
+
+    The hot loop of :func:`enumerate_box` carries a hand-inlined copy of
+    this body (keep the two in step); this function serves the cold paths
+    (the root, :func:`start_below`, :func:`estimate_tree`).
+    """
     D = rr.shape[0]
     N = W.shape[1]
     # Centre by partial sums: only the entries whose x changed are redone
@@ -80,26 +115,7 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     lof = c - half
     hif = c + half
     if coord[0, i]:
-        # Count how often these bounds remove a value the others allow, so
-        # the caller can switch them off at levels where they never do.
-        coord[1, i] += 1
-        plain_low = math.ceil(lof - 1e-9)
-        plain_high = math.floor(hif + 1e-9)
-        # |W_i[r]| ≤ lbox[i, r] with W_i = W_{i+1} + (x_i − c)·b*_i: an
-        # interval of x_i per coordinate (chalf = ∞ where b*_i[r] ≈ 0).
-        # Elementwise bounds first (a loop LLVM vectorises), then the max/min
-        # scans, whose running bound rarely changes (well-predicted branches).
-        for r in range(N):
-            m = c - W[i + 1, r] * cinv[i, r]
-            lows[r] = m - chalf[i, r]
-            highs[r] = m + chalf[i, r]
-        for r in range(N):
-            if lows[r] > lof:
-                lof = lows[r]
-            if highs[r] < hif:
-                hif = highs[r]
-        if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
-            coord[2, i] += 1
+        lof, hif = _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs)
     if lof > hif:
         lo[i] = 1
         hi[i] = 0
@@ -267,7 +283,64 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
                 return FOUND
             continue
         i -= 1
-        _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        # --- enter level i: the body of _enter_level, inlined by hand here
+        # (a call passes ~24 arrays, each with an atomic reference count
+        # up and down, which cost more than the work itself).
+        top = stale[i]
+        for j in range(top, i, -1):
+            partsum[i, j] = partsum[i, j + 1] - muT[i, j] * x[j]
+        if i > 0 and stale[i - 1] < top:
+            stale[i - 1] = top
+        stale[i] = i
+        c = partsum[i, i + 1]
+        ctr[i] = c
+        rem = radius2 - lpart[i + 1]
+        if rem < 0.0:
+            lo[i] = 1
+            hi[i] = 0
+            continue
+        half = math.sqrt(rem / rr[i])
+        if hold[i] < half:
+            half = hold[i]
+        lof = c - half
+        hif = c + half
+        if coord[0, i]:
+            # _coordinate_bounds, inlined by hand for the same reason.
+            coord[1, i] += 1
+            plain_low = math.ceil(lof - 1e-9)
+            plain_high = math.floor(hif + 1e-9)
+            for r in range(N):
+                m = c - W[i + 1, r] * cinv[i, r]
+                lows[r] = m - chalf[i, r]
+                highs[r] = m + chalf[i, r]
+            for r in range(N):
+                if lows[r] > lof:
+                    lof = lows[r]
+                if highs[r] < hif:
+                    hif = highs[r]
+            if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
+                coord[2, i] += 1
+        if lof > hif:
+            lo[i] = 1
+            hi[i] = 0
+            continue
+        low = math.ceil(lof - 1e-9)
+        high = math.floor(hif + 1e-9)
+        if low < ylo[i]:
+            low = ylo[i]
+        if high > yhi[i]:
+            high = yhi[i]
+        if symmetric and zflag[i + 1] and low < 0:
+            low = 0
+        lo[i] = low
+        hi[i] = high
+        m = round(c)
+        if m < low:
+            m = low
+        if m > high:
+            m = high
+        up[i] = m
+        dn[i] = m - 1
     istate[LEVEL] = i
     istate[NODES] += nodes
     return RUNNING
