@@ -85,6 +85,15 @@ def _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs):
 
 
 @kernel
+def _empty(i, lo, hi, up, dn):
+    """Mark level i as having no admissible value (both pointers out of range)."""
+    lo[i] = 1
+    hi[i] = 0
+    up[i] = 1
+    dn[i] = 0
+
+
+@kernel
 def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Centre and admissible integer interval of x_i, given x_{i+1..D−1}.
 
@@ -106,8 +115,7 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     ctr[i] = c
     rem = radius2 - lpart[i + 1]
     if rem < 0.0:
-        lo[i] = 1
-        hi[i] = 0
+        _empty(i, lo, hi, up, dn)
         return
     half = math.sqrt(rem / rr[i])
     if hold[i] < half:
@@ -117,8 +125,7 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     if coord[0, i]:
         lof, hif = _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs)
     if lof > hif:
-        lo[i] = 1
-        hi[i] = 0
+        _empty(i, lo, hi, up, dn)
         return
     low = math.ceil(lof - 1e-9)
     high = math.floor(hif + 1e-9)
@@ -296,8 +303,10 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         ctr[i] = c
         rem = radius2 - lpart[i + 1]
         if rem < 0.0:
-            lo[i] = 1
+            lo[i] = 1  # empty: both zig-zag pointers out of range
             hi[i] = 0
+            up[i] = 1
+            dn[i] = 0
             continue
         half = math.sqrt(rem / rr[i])
         if hold[i] < half:
@@ -321,8 +330,10 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
                 coord[2, i] += 1
         if lof > hif:
-            lo[i] = 1
+            lo[i] = 1  # empty: both zig-zag pointers out of range
             hi[i] = 0
+            up[i] = 1
+            dn[i] = 0
             continue
         low = math.ceil(lof - 1e-9)
         high = math.floor(hif + 1e-9)
