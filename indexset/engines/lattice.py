@@ -39,6 +39,13 @@ import numpy as np
 import scipy.linalg
 
 from ..native import enumerate as native
+
+try:
+    # Imported here, at module import (the main thread): cysignals installs
+    # signal handlers on import, which fails in the portfolio's worker threads.
+    from fpylll import BKZ, IntegerMatrix
+except ImportError:  # BKZ is an optional speed-up; LLL alone stays correct
+    BKZ = IntegerMatrix = None
 from ..reduce import Reduction, reduce_system
 from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from ..system import System
@@ -440,9 +447,7 @@ def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int) -> flint.fmpz_mat:
     """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll."""
     rows = rows.lll(delta=0.99)
-    if bkz_block and bkz_block > 2 and rows.nrows() > 2:
-        from fpylll import BKZ, IntegerMatrix
-
+    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and BKZ is not None:
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
         BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=8, flags=BKZ.AUTO_ABORT))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
