@@ -44,8 +44,8 @@ try:
     # Imported here, at module import (the main thread): cysignals installs
     # signal handlers on import, which fails in the portfolio's worker threads.
     from fpylll import BKZ, IntegerMatrix
-except ImportError:  # BKZ is an optional speed-up; LLL alone stays correct
-    BKZ = IntegerMatrix = None
+except (ImportError, ValueError):  # ValueError: first imported off the main thread
+    BKZ = IntegerMatrix = None  # BKZ is a speed-up only; LLL alone stays correct
 from ..reduce import Reduction, reduce_system
 from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from ..system import System
@@ -447,11 +447,22 @@ def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int) -> flint.fmpz_mat:
     """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll."""
     rows = rows.lll(delta=0.99)
-    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and BKZ is not None:
+    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and _fpylll():
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
         BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=8, flags=BKZ.AUTO_ABORT))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
     return rows
+
+
+def _fpylll() -> bool:
+    """Whether fpylll's BKZ is usable (retrying an import that failed off the main thread)."""
+    global BKZ, IntegerMatrix
+    if BKZ is None:
+        try:
+            from fpylll import BKZ, IntegerMatrix
+        except (ImportError, ValueError):
+            return False
+    return True
 
 
 def _float_data(lattice: Lattice) -> None:
