@@ -95,6 +95,9 @@ of 8; on d = 2, n = 70 the candidates differ by ±15% only)."""
 ESTIMATE_PROBES = 4000
 """Random probes of the tree-size estimate (a few ms at dimension 70)."""
 
+BASIS_SECONDS = 3.5e-5
+"""Cost model of one LLL + BKZ-20 candidate: ``BASIS_SECONDS · D²`` (0.15 s at D = 66)."""
+
 NODE_SECONDS = 5e-8
 """Measured cost of one enumeration node (d = 2, n = 70, one core: 42 ns)."""
 
@@ -322,22 +325,21 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     facts : dict
         Estimated nodes and the number of candidates tried.
     """
-    begin = time.perf_counter()
     lattice = build_lattice(reduction, bkz_block, embedding)
     facts = {"candidates": 1}
     if lattice.problem or lattice.infeasible or lattice.D < CANDIDATES_FROM:
         return lattice, facts
-    one = time.perf_counter() - begin
     estimate = estimate_nodes(lattice, ESTIMATE_PROBES, seed)
     facts["estimated_nodes"] = int(estimate)
     # Knuth's estimate is unbiased but heavy-tailed: with this few probes it
     # was within ~4× either way on the benchmark trees; candidates pay only
-    # when the tree is long, since each costs a full LLL + BKZ.
+    # when the tree is long, since each costs a full LLL + BKZ. The cost
+    # model (not a clock) keeps the choice reproducible for a given seed.
     predicted = estimate * NODE_SECONDS
     spend = CANDIDATE_SHARE * predicted if predicted < HOPELESS_SECONDS else 0.0
     if deadline is not None:
         spend = min(spend, 0.1 * (deadline - time.perf_counter()))
-    tries = min(MAX_CANDIDATES - 1, int(spend / max(one, 1e-3)))
+    tries = min(MAX_CANDIDATES - 1, int(spend / (BASIS_SECONDS * lattice.D**2)))
     if tries <= 0:
         return lattice, facts
     rng = np.random.default_rng(seed)
