@@ -621,6 +621,9 @@ def _atomic_write(path, write) -> None:
     os.close(handle)
     try:
         write(temp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give the file the usual permissions
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -691,7 +694,7 @@ def _draw(ax, report: dict, sweep: dict) -> None:
 def _offsets(sweep: dict) -> dict:
     """Small horizontal shifts per (method, width) so markers do not overlap.
 
-    At most 0.7 % of the axis per method, and at most 12 % of the gap to
+    At most 0.7 % of the axis per method, and at most 8 % of the gap to
     the nearest other width, so a point never drifts toward its neighbour.
     """
     widths = sweep["widths"]
@@ -699,7 +702,7 @@ def _offsets(sweep: dict) -> dict:
     gaps = {n: min([abs(n - m) for m in widths if m != n] or [span]) for n in widths}
     count = len(sweep["methods"])
     return {
-        (m, n): (i - (count - 1) / 2) * min(0.007 * span, 0.12 * gaps[n])
+        (m, n): (i - (count - 1) / 2) * min(0.007 * span, 0.08 * gaps[n])
         for i, m in enumerate(sweep["methods"]) for n in widths
     }
 
