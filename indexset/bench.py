@@ -392,10 +392,11 @@ def preload_fpylll() -> bool:
     """Import fpylll on this (main) thread; return whether it imported.
 
     fpylll's cysignals installs signal handlers when first imported, which
-    Python allows only on the main thread; the lattice engine imports it
-    lazily inside a portfolio worker thread, where that import fails and
-    the engine drops out (a solver bug, reported with issue 5). Importing it
-    here first keeps the measured pipeline the one the design describes.
+    Python allows only on the main thread. Up to commit 96a3e02 the lattice
+    engine imported it lazily inside a portfolio worker thread, where the
+    import failed and the engine dropped out; importing it here first
+    keeps the measured pipeline the one the design describes, whatever the
+    engine does (harmless once it imports fpylll itself).
     """
     try:
         import fpylll  # noqa: F401
