@@ -56,12 +56,15 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         engine's status and time; unknown when none decided.
     """
     names = list(engines or available_engines())
+    # Import every engine here, in the caller's thread: fpylll (cysignals)
+    # cannot be imported for the first time from a worker thread.
+    modules = {name: importlib.import_module(f"indexset.engines.{name}") for name in names}
     stop_all = threading.Event()
     results: dict[str, Result] = {}
     done = threading.Condition()
 
     def worker(name):
-        module = importlib.import_module(f"indexset.engines.{name}")
+        module = modules[name]
         options = {k: v for k, v in extra.items() if k in module.search.__code__.co_varnames}
         try:
             result = module.search(system, reduction, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop_all, progress=progress, **options)

@@ -46,6 +46,7 @@ try:
     from fpylll import BKZ, IntegerMatrix
 except (ImportError, ValueError):  # ValueError: first imported off the main thread
     BKZ = IntegerMatrix = None  # BKZ is a speed-up only; LLL alone stays correct
+
 from ..reduce import Reduction, reduce_system
 from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from ..system import System
