@@ -103,8 +103,8 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from .activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
-from .theorems import linear_fallback, theorem_result, theorem_verdict  # noqa: F401 (re-exported)
+from .activations import ODD_LINEAR
+from .theorems import linear_fallback, theorem_result
 from .degeneracy import Degeneracy, direction, find_degeneracy
 from .errors import InputError
 from .instance import Instance

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -38,6 +37,7 @@ import numpy as np
 
 from . import activations
 from .errors import InputError
+from .files import atomic_write
 from .rational import fmpz_matrix, integer_numerators
 
 WEIGHT_KEYS = ("W_up", "W_down", "skip", "b_up", "b_down", "W_gate")
@@ -316,35 +316,21 @@ def read_npz(source: str) -> dict[str, np.ndarray]:
 
 
 def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
-    """Write an npz archive atomically: a temporary file, then a rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(path, "output folder does not exist")
-    if os.path.isdir(path):
-        raise InputError(path, "is a folder, expected an output file name")
-    try:
-        handle, temp = tempfile.mkstemp(suffix=".npz", dir=folder)
-    except OSError as exc:
-        raise InputError(path, f"cannot write to the output folder ({exc.strerror or exc})") from None
-    try:
+    """Write an npz archive atomically (see :func:`indexset.files.atomic_write`)."""
+
+    def write(stream) -> None:
         # Written member by member (as np.savez does) so that any key works,
         # including ones np.savez would take as its own arguments ("file",
         # "allow_pickle"), and so that nothing is ever pickled.
-        with os.fdopen(handle, "wb") as stream, zipfile.ZipFile(stream, "w", allowZip64=True) as archive:
+        with zipfile.ZipFile(stream, "w", allowZip64=True) as archive:
             for key, value in arrays.items():
                 # A fixed timestamp: the same instance always gives the same bytes.
                 info = zipfile.ZipInfo(f"{key}.npy", date_time=FIXED_ZIP_TIME)
                 info.external_attr = 0o644 << 16
                 with archive.open(info, "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-        os.replace(temp, path)
-    except BaseException as exc:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        if isinstance(exc, OSError):
-            raise InputError(path, f"cannot write ({exc.strerror or exc})") from None
-        raise
+
+    atomic_write(path, write, ".npz")
 
 
 def _scalar_string(arrays, key, default, source) -> str:

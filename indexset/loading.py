@@ -15,7 +15,6 @@ dispatch to the right decision and name the theorem or argument behind it.
 
 from __future__ import annotations
 
-import os
 
 from . import hyper, stack
 from .errors import InputError
@@ -108,27 +107,12 @@ def write_block_witness(instance: Instance, result: Result, out: str, fmt: str) 
     §7 witnesses (``certificate["kind"] == "degenerate"``) are rebuilt from
     the certificate, checked, and written the same way.
     """
-    from .commands.verify import write_witness
+    from .commands.verify import write_checked_block, write_witness
     from .degenerate import result_witness
-    from .witness import check_forward, save_safetensors
 
     if not (result.certificate or {}).get("kind") == "degenerate":
         return write_witness(instance, result.index_set, out, fmt)
-    block = result_witness(instance, result)
-    check = check_forward(instance, block)
-    if not check.ok:
-        return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
-    block.save(out)
-    written = [out]
-    if fmt == "safetensors":
-        path = out[:-4] + ".safetensors" if out.endswith(".npz") else out + ".safetensors"
-        try:
-            save_safetensors(block, path)
-        except BaseException:
-            os.unlink(out)  # no partial output
-            raise
-        written.append(path)
-    return {"written": written, "forward_check": check.to_json(), "summary": check.describe()}
+    return write_checked_block(instance, result_witness(instance, result), out, fmt)
 
 
 def write_stack_witness(original: stack.Stack, result: Result, out: str) -> dict:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-import time
 
 from .result import FEASIBLE, UNKNOWN, Result
 

@@ -41,7 +41,8 @@ from safetensors import safe_open
 
 from . import activations
 from .errors import InputError
-from .gram import gram_decide, theorem_verdict
+from .gram import gram_decide
+from .theorems import theorem_verdict
 from .instance import Instance
 
 POST_LN = "post-LN"

@@ -21,7 +21,6 @@ import threading
 import time
 from fractions import Fraction
 
-import flint
 import numpy as np
 
 from . import activations
@@ -34,7 +33,7 @@ from .portfolio import available_engines, run_portfolio
 from .prune import no_pruning, prune, subsystem, whole_part
 from .rational import fmpz_matrix
 from .reduce import reduce_system
-from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from .result import ABSORBABLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
 from .system import System, build_system
 from .theorems import linear_fallback, theorem_result
 from .verify import verify

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable
@@ -18,7 +16,7 @@ from typing import Iterable
 import flint
 import numpy as np
 
-from .errors import InputError
+from .files import atomic_write
 from .instance import Instance, exact_value
 from .verify import check_index_set, require_odd_linear
 
@@ -258,23 +256,5 @@ def save_safetensors(block: Instance, path: str) -> None:
         for key, name in (("W_up", "up.weight"), ("b_up", "up.bias"), ("W_down", "down.weight"), ("b_down", "down.bias"))
     )
     metadata = {"activation": block.activation, "block": "residual_free", "exact_float64": json.dumps(exact)}
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(path, "output folder does not exist")
-    if os.path.isdir(path):
-        raise InputError(path, "is a folder, expected an output file name")
-    try:
-        handle, temp = tempfile.mkstemp(suffix=".safetensors", dir=folder)
-    except OSError as exc:
-        raise InputError(path, f"cannot write to the output folder ({exc.strerror or exc})") from None
-    os.close(handle)
-    try:
-        with open(temp, "wb") as stream:
-            stream.write(save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, metadata=metadata))
-        os.replace(temp, path)
-    except BaseException as exc:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        if isinstance(exc, OSError):
-            raise InputError(path, f"cannot write ({exc.strerror or exc})") from None
-        raise
+    payload = save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, metadata=metadata)
+    atomic_write(path, lambda stream: stream.write(payload), ".safetensors")

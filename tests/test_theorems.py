@@ -8,23 +8,7 @@ import numpy as np
 
 from indexset import Instance, solve, verify
 
-
-def fraction_rank(rows):
-    """Rank by Gaussian elimination over Fractions (independent of python-flint)."""
-    rows = [[Fraction(v) for v in row] for row in rows]
-    rank = 0
-    columns = len(rows[0]) if rows else 0
-    for col in range(columns):
-        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        for r in range(len(rows)):
-            if r != rank and rows[r][col] != 0:
-                factor = rows[r][col] / rows[rank][col]
-                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank])]
-        rank += 1
-    return rank
+from solve_reference import rank  # Gaussian elimination over Fractions, independent of flint
 
 
 def test_linear_activation_is_a_rank_condition():
@@ -38,7 +22,7 @@ def test_linear_activation_is_a_rank_condition():
         skip = np.eye(d, dtype=int) + np.diag(rng.integers(0, 2, size=d))
         instance = Instance(W_up, W_down, skip=skip, activation="leaky_relu:1")
         L = skip + W_down @ W_up
-        expected = "absorbable" if fraction_rank(L.tolist()) <= n else "not_absorbable"
+        expected = "absorbable" if rank(L.tolist()) <= n else "not_absorbable"
         result = solve(instance)
         assert result.status == expected and result.extension
         seen.add(expected)

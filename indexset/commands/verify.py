@@ -23,8 +23,16 @@ def register(sub) -> None:
 
 
 def write_witness(instance: Instance, index_set, out: str, fmt: str) -> dict:
-    """Build, forward-check and write a witness; return its report."""
-    block = witness(instance, index_set)
+    """Build the flip witness of S, forward-check it and write it; return the report."""
+    return write_checked_block(instance, witness(instance, index_set), out, fmt)
+
+
+def write_checked_block(instance: Instance, block: Instance, out: str, fmt: str) -> dict:
+    """Forward-check a residual-free block against ``instance``, then write it.
+
+    Nothing is written when the check fails; with ``fmt == "safetensors"``
+    the ``.safetensors`` file is written beside the ``.npz`` (both or none).
+    """
     check = check_forward(instance, block)
     if not check.ok:
         return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
