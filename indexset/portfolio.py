@@ -87,8 +87,11 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
     finally:
         stop_all.set()
         for thread in threads:
-            thread.join()
-    return _pick(results, names, find_all)
+            # A loser may still be building its model; it sees the stop soon,
+            # and its answer is not needed, so do not wait for it.
+            thread.join(timeout=None if not any(_decisive(r, find_all) for r in results.values()) else 0.05)
+    with done:
+        return _pick(dict(results), names, find_all)
 
 
 def _pick(results: dict, names: list, find_all: bool) -> Result:
