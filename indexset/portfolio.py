@@ -65,6 +65,8 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
     def worker(name):
         module = modules[name]
         options = {k: v for k, v in extra.items() if k in module.search.__code__.co_varnames}
+        if len(names) > 1 and "workers" in module.search.__code__.co_varnames:
+            options.setdefault("workers", 1)  # one core per engine: the machine has few
         try:
             result = module.search(system, reduction, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop_all, progress=progress, **options)
         except Exception as exc:  # an engine bug must not hide the others' answers
