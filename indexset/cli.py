@@ -46,7 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     3: unknown, 130: interrupted before anything was known.
     """
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help and --version end argparse with SystemExit(0)
+            return int(exc.code or 0)
         return int(args.run(args))
     except InputError as exc:
         print(f"indexset: error: {exc}", file=sys.stderr)
