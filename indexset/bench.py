@@ -341,7 +341,7 @@ def _run_brute(instance) -> dict:
 
 
 # ================================================================= sweep
-def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = None, warmup: bool = True) -> dict:
+def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = None, warmup: bool = True, cluster=None) -> dict:
     """Run every method on every point of the sweep.
 
     Parameters
@@ -358,7 +358,11 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
         remaining runs are recorded as ``interrupted``.
     warmup : bool
         Solve one tiny instance with every method first (not recorded), so
-        the first timed run does not pay for Numba compilation or imports.
+        the first timed run does not pay for Numba compilation or imports
+        (on every worker when ``cluster`` is given).
+    cluster : indexset.distributed.Cluster, optional
+        Run every (instance, method) as a Dask task there, several at a
+        time; the report is the same, plus ``machine["cluster"]``.
 
     Returns
     -------
@@ -371,9 +375,13 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
     machine = machine_info()
     machine["fpylll_preloaded"] = preload_fpylll()
     instances = _build_instances(sweep, progress)
-    if warmup:
-        _warm_up(sweep, progress)
-    runs = _run_all(sweep, instances, progress, stop)
+    if cluster is not None:
+        runs = _run_on_cluster(cluster, sweep, instances, progress, stop, warmup)
+        machine["cluster"] = cluster.describe()
+    else:
+        if warmup:
+            _warm_up(sweep, progress)
+        runs = _run_all(sweep, instances, progress, stop)
     references = [reference(sweep, n, seed, inst) for n, seed, inst in instances]
     machine["load_average_end"] = _load_average()
     run_dicts = [asdict(run) for run in runs]
@@ -421,6 +429,11 @@ def _build_instances(sweep: Sweep, progress) -> list:
 
 def _warm_up(sweep: Sweep, progress) -> None:
     _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
+    warm_up(sweep)
+
+
+def warm_up(sweep: Sweep) -> None:
+    """Solve one tiny instance with every method of the sweep (untimed: imports, Numba)."""
     instance = construct.planted(d=sweep.d, n=sweep.d**2 + 4, seed=0)  # past d²: the search stage runs
     for method in sweep.methods:
         run_method(method, instance, min(5.0, sweep.time_limit))
@@ -432,21 +445,58 @@ def _run_all(sweep: Sweep, instances, progress, stop) -> list:
     for n, seed, instance in instances:
         for method in sweep.methods:
             _notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=None, time_s=None)
-            run = _one_run(sweep, method, n, seed, instance, stop)
+            run = one_run(sweep, method, n, seed, instance, stop)
             runs.append(run)
             _notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=run.status, time_s=run.time_s)
     return runs
 
 
-def _one_run(sweep: Sweep, method, n, seed, instance, stop) -> Run:
-    run = Run(method, sweep.family, sweep.d, n, seed, json.loads(instance.metadata["params"]))
-    run.rerun = rerun_command(sweep, method, n, seed)
-    run.construct = construct_command(sweep, n, seed)
+def _run_on_cluster(cluster, sweep: Sweep, instances, progress, stop, warmup) -> list:
+    """:func:`_run_all` with every run a Dask task (:func:`indexset.distributed.map_runs`)."""
+    from . import distributed
+
+    if warmup:
+        _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
+        distributed.warm_up_workers(cluster, sweep.to_json())
+    points = [(method, n, seed, instance) for n, seed, instance in instances for method in sweep.methods]
+    finished = []
+
+    def arrived(outcome):
+        finished.append(outcome)
+        _notify(progress, phase="run", done=len(finished), total=len(points), method=outcome.get("method"), n=outcome.get("n"), seed=outcome.get("seed"), status=outcome["status"], time_s=outcome.get("time_s", 0.0))
+
+    outcomes = distributed.map_runs(cluster, sweep.to_json(), [p[:3] for p in points], stop, arrived)
+    fields = set(Run.__dataclass_fields__)
+    runs = []
+    for (method, n, seed, instance), outcome in zip(points, outcomes):
+        if outcome is not None and "method" in outcome:
+            runs.append(Run(**{k: v for k, v in outcome.items() if k in fields}))
+            continue
+        run = _record(sweep, method, n, seed, instance)
+        if outcome is None:  # cancelled before it started, as in a sequential sweep
+            run.status, run.note = INTERRUPTED, "not run: the sweep was interrupted"
+        else:  # the task itself failed (its worker kept dying)
+            run.status, run.note = outcome["status"], outcome["note"]
+        runs.append(run)
+    return runs
+
+
+def one_run(sweep: Sweep, method, n, seed, instance, stop) -> Run:
+    """Run one method on one point of the sweep; the :class:`Run` record."""
+    run = _record(sweep, method, n, seed, instance)
     if stop.is_set():
         run.status, run.note = INTERRUPTED, "not run: the sweep was interrupted"
         return run
     for key, value in run_method(method, instance, sweep.time_limit, stop).items():
         setattr(run, key, value)
+    return run
+
+
+def _record(sweep: Sweep, method, n, seed, instance) -> Run:
+    """The record of one point, before it runs."""
+    run = Run(method, sweep.family, sweep.d, n, seed, json.loads(instance.metadata["params"]))
+    run.rerun = rerun_command(sweep, method, n, seed)
+    run.construct = construct_command(sweep, n, seed)
     return run
 
 

@@ -67,7 +67,7 @@ ABLATIONS = ("prune", "lattice", "gram")
 """Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
 
 
-def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=()) -> Result:
+def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=(), cluster=None) -> Result:
     """Decide whether ``instance`` can absorb its skip connection.
 
     Parameters
@@ -94,6 +94,9 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
         test or split), ``lattice`` (no exact reduction: no kernel
         coordinates for CP-SAT, no lattice engine), ``gram`` (no Gram path).
         Answers stay correct; only speed changes.
+    cluster : indexset.distributed.Cluster, optional
+        Lets the lattice engine run a long enumeration as Dask tasks there
+        (:mod:`indexset.distributed`); answers are the same.
 
     Returns
     -------
@@ -108,12 +111,12 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
         raise ValueError(f"unknown ablation {sorted(ablate - set(ABLATIONS))}; choose from {ABLATIONS}")
     if "lattice" in ablate:
         engines = [name for name in (engines or available_engines()) if name != "lattice"]
-    result = _solve(instance, clock, find_all, tol, seed, engines, progress, ablate)
+    result = _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, cluster)
     result.time_s = clock.elapsed()
     return result
 
 
-def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate) -> Result:
+def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, cluster=None) -> Result:
     act = instance.act
     if instance.residual_free:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
@@ -127,7 +130,7 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate) -> R
     stages = {"classify": act.kind, "activation": act.name, "c": str(act.c)}
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
-    context = _Context(instance, degeneracy, stages, tol, find_all)
+    context = _Context(instance, degeneracy, stages, tol, find_all, cluster)
     stage_start = time.perf_counter()
     system = build_system(instance, tol)
     stages["system"] = {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length(), "time_s": _since(stage_start)}
@@ -150,12 +153,13 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate) -> R
 class _Context:
     """What every stage needs to turn facts into a verdict."""
 
-    def __init__(self, instance, degeneracy, stages, tol, find_all):
+    def __init__(self, instance, degeneracy, stages, tol, find_all, cluster=None):
         self.instance = instance
         self.degeneracy = degeneracy
         self.stages = stages
         self.tol = tol
         self.find_all = find_all
+        self.cluster = cluster  # where a long lattice enumeration may go (issue 9)
 
     @property
     def extension(self) -> bool:
@@ -278,7 +282,7 @@ def _search_part(context, sub, system, reduction, pruning, whole, clock, seed, n
     fixed_in = int((pruning.fixed == 1).sum())
     # (★) needs |S| ≥ d (implied when exact, part of the definition with a tolerance).
     min_size = max(0, context.instance.d - fixed_in) if whole else 0
-    return run_portfolio(sub, part_reduction, engines=names, find_all=context.find_all, time_limit=clock.remaining(), seed=seed, stop=clock.stop, progress=progress, min_size=min_size)
+    return run_portfolio(sub, part_reduction, engines=names, find_all=context.find_all, time_limit=clock.remaining(), seed=seed, stop=clock.stop, progress=progress, min_size=min_size, cluster=context.cluster)
 
 
 def _rank_infeasible(instance: Instance, fixed: np.ndarray) -> str | None:

@@ -15,7 +15,7 @@ import threading
 
 from .. import bench
 from ..errors import InputError
-from .common import StopOnInterrupt, warn
+from .common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
 
 
 def register(sub) -> None:
@@ -36,6 +36,7 @@ def register(sub) -> None:
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--from", dest="source", metavar="JSON", help="re-render the table and plot of a saved report instead of running")
     parser.add_argument("--no-warmup", action="store_true", help="do not solve a tiny instance before timing")
+    add_cluster_options(parser, "run the runs as Dask tasks on N local worker processes, several at a time (default: one after the other in this process)")
     parser.set_defaults(run=run)
 
 
@@ -105,8 +106,8 @@ def _load(path: str) -> dict:
 # ------------------------------------------------------------ progress
 def _run(sweep: bench.Sweep, args) -> dict:
     stop = threading.Event()
-    with StopOnInterrupt(stop), _progress_display() as progress:
-        return bench.run_sweep(sweep, progress=progress, stop=stop, warmup=not args.no_warmup)
+    with StopOnInterrupt(stop), _progress_display() as progress, cluster_from_args(args, always=False) as cluster:
+        return bench.run_sweep(sweep, progress=progress, stop=stop, warmup=not args.no_warmup, cluster=cluster)
 
 
 class _progress_display:

@@ -44,6 +44,32 @@ def parse_tolerance(text: str | None) -> Fraction | None:
     return value
 
 
+def add_cluster_options(parser, workers_help: str | None = None) -> None:
+    """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")
+    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a long lattice enumeration (default: every CPU; started only when the search is predicted to take ≥ 20 s)")
+
+
+def cluster_from_args(args, *, always: bool = True):
+    """The :class:`indexset.distributed.Cluster` the options ask for (a context manager).
+
+    With ``always=False`` and neither option given, a no-op context that
+    yields None (work stays in this process).
+    """
+    import contextlib
+
+    from ..distributed import Cluster
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers", "must be at least 1")
+    if not always and args.scheduler is None and args.workers is None:
+        return contextlib.nullcontext()
+    cluster = Cluster(scheduler=args.scheduler, workers=args.workers)
+    if args.scheduler is not None:
+        cluster.client()  # connect now: a wrong address is bad input (exit 2), not a failed engine
+    return cluster
+
+
 def warn(message: str) -> None:
     """A line on stderr."""
     print(message, file=sys.stderr)
@@ -109,6 +135,10 @@ class StopOnInterrupt:
         import signal
         import threading
 
+        try:  # cysignals replaces the SIGINT handler when fpylll is first imported: before ours, not after
+            import fpylll  # noqa: F401
+        except (ImportError, ValueError):
+            pass
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handler)
         return self

@@ -8,7 +8,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..result import ABSORBABLE, Result
 from ..solver import solve
-from .common import Progress, StopOnInterrupt, emit_json, parse_tolerance
+from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, parse_tolerance
 from ..loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
 from ..stack import Stack  # issue 6 hook
 
@@ -26,6 +26,7 @@ def register(sub) -> None:
     parser.add_argument("--tol", help="accept max |c·W_down[:,S]·W_up[S,:] + A| ≤ T (exact comparison)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the randomised engines")
     parser.add_argument("--engines", help="comma-separated engines for the search stage (lattice,cpsat)")
+    add_cluster_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -55,9 +56,10 @@ def run(args) -> int:
     tol = parse_tolerance(args.tol)
     engines = _engines(args.engines)
     stop = threading.Event()
-    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress:
+    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
         runner = solve_any if is_stack or instance.metadata.get("hyper_connection") is not None else solve  # issue 6 hook
-        result = runner(instance, time_limit=args.time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress)
+        options = {"cluster": cluster} if runner is solve else {}  # issue 9: long enumerations as Dask tasks
+        result = runner(instance, time_limit=args.time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
     payload = result.to_json()
     if args.count:
         payload["solutions"] = None

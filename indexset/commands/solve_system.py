@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..reduce import reduce_system
 from ..result import Result
 from ..systemfile import load_system
-from .common import Progress, StopOnInterrupt, emit_json
+from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
@@ -30,7 +30,7 @@ def register(sub) -> None:
     group.add_argument("--count", action="store_true", help="count every solution")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown'")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
-    parser.add_argument("--workers", type=int, metavar="N", help="threads of the lattice engine (default: every CPU)")
+    add_cluster_options(parser, "local workers of the lattice engine (default: every CPU): threads for a short search, Dask worker processes when it is predicted to take ≥ 20 s")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -39,15 +39,13 @@ def run(args) -> int:
     """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
     if args.time_limit is not None and args.time_limit <= 0:
         raise InputError("--time-limit", "must be positive")
-    if args.workers is not None and args.workers < 1:
-        raise InputError("--workers", "must be at least 1")
     start = time.perf_counter()
     system = load_system(args.file)
     stop = threading.Event()
     find_all = args.all or args.count
-    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress:
+    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
         reduction = reduce_system(system.M, system.t)
-        result = _search(args.engine, system, reduction, find_all, args.time_limit, stop, progress, args.workers)
+        result = _search(args.engine, system, reduction, find_all, args.time_limit, stop, progress, args.workers, cluster)
     elapsed = time.perf_counter() - start
     payload = _payload(result, system.n, args, elapsed)
     if args.json:
@@ -57,9 +55,11 @@ def run(args) -> int:
     return result.exit_code
 
 
-def _search(engine: str, system, reduction, find_all, time_limit, stop, progress, workers) -> Result:
+def _search(engine: str, system, reduction, find_all, time_limit, stop, progress, workers, cluster=None) -> Result:
     """Run the chosen engine (imported lazily: CP-SAT pulls in OR-Tools)."""
     options = dict(find_all=find_all, time_limit=time_limit, stop=stop, progress=progress)
+    if engine != "cpsat":
+        options["cluster"] = cluster  # long lattice enumerations as Dask tasks (issue 9)
     if engine == "portfolio":
         # --- portfolio (owned by the solver: indexset.portfolio) -----------
         try:
