@@ -32,10 +32,11 @@ every :data:`CHECK_SECONDS`: Dask cannot interrupt a running task.
 ``indexset bench`` sweep as one task; the worker rebuilds the instance from
 the constructor and its seed, so nothing but names and numbers travels.
 
-Dask and its startup (~3 s for two local workers here, plus ~1.6 s to import
-the engines in each worker) pay only for long searches: a local cluster is
-started only when the lattice engine's tree-size estimate predicts at least
-:data:`LOCAL_CLUSTER_FROM` seconds; shorter searches stay in this process.
+A local cluster costs 2–4 s here (start-up with the engines imported and
+the kernels loaded in each worker, and close) plus ~3.5 ms per part, so it
+is started only when the lattice engine's tree-size estimate predicts at
+least :data:`LOCAL_CLUSTER_FROM` seconds; shorter searches stay in this
+process (BENCHMARKS.md, "Split search on Dask").
 Library code: nothing here prints.
 """
 
@@ -63,7 +64,8 @@ PARTS_PER_WORKER = 16
 
 LOCAL_CLUSTER_FROM = 20.0
 """Predicted enumeration seconds from which a local cluster is worth
-starting (startup ≈ 5 s measured on two local workers; see BENCHMARKS.md)."""
+starting (2–4 s of start-up and close on two local workers, measured in
+BENCHMARKS.md)."""
 
 CHECK_SECONDS = 0.25
 """How often a running part asks the scheduler whether it is still wanted."""
