@@ -32,7 +32,6 @@ import math
 import os
 import platform
 import statistics
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -42,6 +41,7 @@ import numpy as np
 from . import construct
 from .engines import brute, cpsat
 from .errors import InputError
+from .files import atomic_write
 from .solver import solve
 from .system import build_system
 from .verify import verify
@@ -664,33 +664,10 @@ def _load_average():
         return None
 
 
-def _atomic_write(path, write) -> None:
-    """Call ``write(temp_path)``, then rename the temporary file onto ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(str(path))[1]
-    handle, temp = tempfile.mkstemp(suffix=suffix, dir=folder)
-    os.close(handle)
-    try:
-        write(temp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
 def write_json(report: dict, path) -> None:
     """Write the report as JSON, atomically."""
-    text = json.dumps(report, indent=1, ensure_ascii=False, default=str)
-
-    def write(temp):
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-
-    _atomic_write(path, write)
+    text = json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n"
+    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")), suffix=".json")
 
 
 # ================================================================ plot
@@ -726,7 +703,7 @@ def plot_report(report: dict, path) -> None:
     try:
         _draw(ax, report, sweep)
         fig.tight_layout()
-        _atomic_write(path, lambda temp: fig.savefig(temp, format="png"))
+        atomic_write(path, lambda stream: fig.savefig(stream, format="png"), suffix=".png")
     finally:
         plt.close(fig)
 

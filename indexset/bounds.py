@@ -6,16 +6,21 @@ floating point by HiGHS. Its dual is turned into a *proof*: any λ with
 for every box point. We project the float dual onto ``Kᵀλ = e_j`` in exact
 rationals, so the bound holds whatever the LP's rounding errors were; a bad
 dual only makes the bound looser, never wrong.
+
+The LPs run in the caller's thread, one after another, each with a HiGHS
+time limit, and the caller's stop request and deadline are looked at
+between them: a coordinate whose LP was not solved keeps a looser bound
+(the trivial dual), which is still certified.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from fractions import Fraction
 
 import flint
 import numpy as np
-from scipy.optimize import linprog
 
 from .rational import as_fraction
 
@@ -46,19 +51,28 @@ def _certify(lam_float: np.ndarray, j: int, kq, gram_inverse) -> list[Fraction]:
     return [Fraction(int(lam[i, 0].p), int(lam[i, 0].q)) for i in range(n)]
 
 
-def kernel_bounds(z0: np.ndarray, K: np.ndarray) -> list[tuple[int, int]]:
+LP_SECONDS = 0.1
+"""HiGHS time limit of one bound LP (they take about a millisecond at n = 70)."""
+
+
+def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, deadline: float | None = None, stop=None) -> list[tuple[int, int]] | None:
     """Certified integer bounds ``lo_j ≤ y_j ≤ hi_j`` for every solution in the box.
 
     Parameters
     ----------
     z0 : ndarray of int, shape (n,)
     K : ndarray of int, shape (n, k), full column rank
+    deadline : float, optional
+        ``time.perf_counter()`` value after which to give up.
+    stop : threading.Event, optional
+        Give up soon after it is set.
 
     Returns
     -------
     list of (int, int)
         One interval per kernel coordinate; an interval with lo > hi means
-        no integer point of ``z0 + K y`` lies in the box.
+        no integer point of ``z0 + K y`` lies in the box. None when stopped
+        or past the deadline before every bound was computed.
     """
     n, k = K.shape
     if k == 0:
@@ -73,9 +87,11 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray) -> list[tuple[int, int]]:
     for j in range(k):
         interval = []
         for sign in (1.0, -1.0):
+            if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+                return None
             c = np.zeros(k)
             c[j] = sign
-            lam = _lp_dual(c, A_ub, b_ub, n)
+            lam = _lp_dual(c, A_ub, b_ub, n, _lp_seconds(deadline))
             exact = _certify(sign * lam, j, kq, gram_inverse)
             low, high = _box_bound(exact, z0_int)
             interval.append(low if sign > 0 else high)
@@ -83,9 +99,17 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray) -> list[tuple[int, int]]:
     return bounds
 
 
-def _lp_dual(c: np.ndarray, A_ub: np.ndarray, b_ub: np.ndarray, n: int) -> np.ndarray:
-    """λ with c ≈ Kᵀλ from the LP min cᵀy s.t. A_ub y ≤ b_ub (zeros if it fails)."""
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * len(c), method="highs")
+def _lp_seconds(deadline: float | None) -> float:
+    if deadline is None:
+        return LP_SECONDS
+    return max(0.001, min(LP_SECONDS, deadline - time.perf_counter()))
+
+
+def _lp_dual(c: np.ndarray, A_ub: np.ndarray, b_ub: np.ndarray, n: int, seconds: float) -> np.ndarray:
+    """λ with c ≈ Kᵀλ from the LP min cᵀy s.t. A_ub y ≤ b_ub (zeros if it fails or times out)."""
+    from scipy.optimize import linprog  # scipy costs ~0.3 s to import: only when bounds are needed
+
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * len(c), method="highs", options={"time_limit": seconds})
     if res.status != 0 or res.ineqlin is None:
         return np.zeros(n)
     mu = -np.asarray(res.ineqlin.marginals)  # ≥ 0, c = A_ubᵀ mu

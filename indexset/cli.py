@@ -8,6 +8,7 @@ one-line messages with exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .errors import InputError
@@ -43,8 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit status.
 
     0: yes (absorbable / holds / feasible), 1: proven no, 2: bad input,
-    3: unknown, 130: interrupted before anything was known.
+    3: unknown, 130: interrupted before anything was known. Output into a
+    closed pipe (``indexset solve F | head -1``) is dropped quietly and the
+    status stays the command's own.
     """
+    stdout = sys.stdout
+    sys.stdout = _PipeSafe(stdout)
     try:
         try:
             args = build_parser().parse_args(argv)
@@ -57,6 +62,48 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("indexset: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout.flush()
+        sys.stdout = stdout
+
+
+class _PipeSafe:
+    """A text stream that drops its output once the reader has gone (EPIPE).
+
+    After the first BrokenPipeError the real standard output is pointed at
+    /dev/null, so that the interpreter's own flush at exit stays quiet.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self._gone = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # not a real file (tests capture stdout)
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def entry() -> None:  # pragma: no cover - console script shim

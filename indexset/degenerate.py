@@ -57,9 +57,6 @@ from .activations import ODD_LINEAR
 from .instance import Instance, exact_value
 from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
-HOOK_TIME_LIMIT = 20.0
-"""Seconds the solver's hook (``_Context.negative``) gives the decision."""
-
 BRUTE_WIDTH = 14
 """0/1 subsystems with at most this many unknowns are enumerated directly."""
 

@@ -82,6 +82,16 @@ DELETE_AFTER_SECONDS = 5.0
 RETRIES = 3
 """Re-runs of a task that failed (a lost worker is handled by the scheduler)."""
 
+CLOSE_SECONDS = 2.5
+"""Time kept back from a time limit for closing a local cluster and exiting with
+Dask loaded (0.9–1.3 s to close and about 0.8 s of interpreter exit, measured here)."""
+
+START_TIMEOUT = "60s"
+"""How long a local cluster may take to start before the search stays in this process."""
+
+CONNECT_TIMEOUT = "20s"
+"""How long connecting to a given scheduler may take before it is bad input."""
+
 
 # ============================================================== cluster
 class Cluster:
@@ -106,30 +116,50 @@ class Cluster:
         :data:`PARTS_PER_WORKER` per worker on big clusters).
     """
 
-    def __init__(self, scheduler: str | None = None, workers: int | None = None, client=None, min_seconds: float = LOCAL_CLUSTER_FROM, parts: int | None = None) -> None:
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, client=None, min_seconds: float = LOCAL_CLUSTER_FROM, parts: int | None = None, on_problem=None) -> None:
         if workers is not None and workers < 1:
-            raise InputError("--workers", f"must be at least 1, got {workers}")
+            raise InputError("workers", f"must be at least 1, got {workers}")
         if scheduler is not None and not str(scheduler).strip():
-            raise InputError("--scheduler", "empty scheduler address")
+            raise InputError("scheduler", "empty scheduler address")
         self.scheduler = scheduler
         self.workers = workers or os.cpu_count() or 1
         self.min_seconds = float(min_seconds)
         self.parts = parts
+        self.on_problem = on_problem
+        self.problem = None  # why a local cluster could not start (work then stays in this process)
         self._client = client
         self._given = client is not None
         self._prepared = False
         self._owned = []  # what we started, closed in reverse order
+        self._starter = None  # the thread starting a local cluster
+        self._variables = []  # cut-off Variables to delete on close
 
-    def accepts(self, estimated_nodes) -> bool:
-        """Whether a split search of this predicted size should use the cluster."""
+    def accepts(self, estimated_nodes, seconds_left: float | None = None) -> bool:
+        """Whether a split search of this predicted size should use the cluster.
+
+        A local cluster that is not running yet is started only for searches
+        predicted to take at least ``min_seconds``, when at least that much
+        time is left, and never again after it failed to start.
+        """
         if self._client is not None or self.scheduler is not None:
             return True  # running (or remote) cluster: a split costs only task overhead
-        if estimated_nodes is None:
-            return False  # small lattice (no estimate): seconds at most
+        if self.problem is not None or estimated_nodes is None:
+            return False  # failed before, or a small lattice (no estimate): seconds at most
+        if seconds_left is not None and seconds_left < self.min_seconds:
+            return False
         return float(estimated_nodes) * lattice_engine.NODE_SECONDS >= self.min_seconds
 
     def client(self):
-        """The Dask client, connecting or starting the local cluster on first use."""
+        """The Dask client, connecting or starting the local cluster on first use.
+
+        Raises
+        ------
+        InputError
+            A ``scheduler`` that cannot be reached or whose workers cannot
+            prepare indexset.
+        RuntimeError
+            A local cluster that cannot start.
+        """
         if self._client is None:
             self._client = self._connect()
         elif self._given and not self._prepared:
@@ -137,29 +167,80 @@ class Cluster:
         self._prepared = True
         return self._client
 
+    def client_or_none(self, stop=None, deadline: float | None = None):
+        """The client, or None when a local cluster cannot start or the wait is stopped.
+
+        A local cluster starts in a thread of this object's (joined by
+        :meth:`close`) while the caller keeps watching ``stop`` and
+        ``deadline``, so that an engine waiting here still stops promptly.
+        A cluster that fails to start is reported once through
+        ``on_problem`` and not tried again: the search stays in this process.
+        """
+        if self._client is not None or self.scheduler is not None:
+            return self.client()
+        if self.problem is not None:
+            return None
+        if self._starter is None:
+            box = {}
+            self._starter = threading.Thread(target=self._start_local, args=(box,), name="indexset-dask-start")
+            self._starter.box = box
+            self._starter.start()
+        while self._starter.is_alive():
+            if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+                return None
+            self._starter.join(0.05)
+        if "client" in self._starter.box:
+            self._client = self._starter.box["client"]
+            self._prepared = True
+            return self._client
+        self._fail(self._starter.box.get("error", "unknown error"))
+        return None
+
+    def _start_local(self, box: dict) -> None:
+        try:
+            box["client"] = self._connect()
+        except Exception as exc:  # spawning workers, ports, start-up timeouts: fall back to threads
+            box["error"] = f"{type(exc).__name__}: {exc}".strip()
+
+    def _fail(self, error: str) -> None:
+        self.problem = " ".join(str(error).split())[:200] or "unknown error"
+        if self.on_problem is not None:
+            self.on_problem(f"the local Dask cluster could not start ({self.problem}); searching in this process instead")
+
     def _connect(self):
         from dask.distributed import Client, LocalCluster
 
         if self.scheduler is not None:
             try:
-                client = Client(self.scheduler, timeout="20s")
+                client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError("--scheduler", f"cannot connect to {self.scheduler}: {exc}") from None
+                raise InputError("scheduler", f"cannot connect to {self.scheduler}: {exc}") from None
             self._owned.append(client)
             try:
                 client.register_plugin(prepare_plugin(ignore_sigint=False), name="indexset-prepare")
             except Exception as exc:  # typically: indexset is not installed on the workers
                 self.close()
-                raise InputError("--scheduler", f"the workers of {self.scheduler} cannot prepare indexset: {type(exc).__name__}: {exc}") from None
+                raise InputError("scheduler", f"the workers of {self.scheduler} cannot prepare indexset: {type(exc).__name__}: {exc}") from None
             return client
         # Loopback only, no dashboard: nothing listens beyond this machine.
-        cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
+        cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1", timeout=START_TIMEOUT)
         self._owned.append(cluster)
-        client = Client(cluster)
+        client = Client(cluster, timeout=START_TIMEOUT)
         self._owned.append(client)
         # Ctrl-C reaches the whole process group; our workers leave it to us.
         client.register_plugin(prepare_plugin(ignore_sigint=True), name="indexset-prepare")
         return client
+
+    def reserve_seconds(self, time_limit: float | None) -> float:
+        """Seconds of a whole-process ``time_limit`` to keep back for closing what this may start.
+
+        A local cluster starts only when at least ``min_seconds`` are left;
+        closing it and the interpreter's exit with Dask loaded then take
+        about :data:`CLOSE_SECONDS`.
+        """
+        if time_limit is None or self.scheduler is not None or self._given or time_limit < self.min_seconds:
+            return 0.0
+        return CLOSE_SECONDS
 
     def threads(self) -> int:
         """Worker threads available (the configured count before startup)."""
@@ -171,8 +252,19 @@ class Cluster:
         """Where the work ran, for stages and JSON reports."""
         return {"scheduler": self.scheduler or "local", "workers": self.threads()}
 
+    def forget_later(self, variable) -> None:
+        """Delete this Dask Variable when the cluster closes (running parts may still read it)."""
+        self._variables.append(variable)
+
     def close(self) -> None:
-        """Close the client and local cluster started here (not a given client)."""
+        """Close the client and local cluster started here (not a given client); join the start-up thread."""
+        if self._starter is not None:
+            self._starter.join()
+            if "client" in self._starter.box and self._client is None:
+                self._client = self._starter.box["client"]
+            self._starter = None
+        while self._variables:
+            _delete_variable(self._variables.pop())
         while self._owned:
             thing = self._owned.pop()
             try:
@@ -239,22 +331,13 @@ class _Cutoff:
             self.value = value
             self.variable.set(value)
 
-    def delete_later(self) -> None:
-        """Delete the Variable once running tasks have seen its last value.
 
-        Cancelled tasks that are already running go on until they read the
-        cut-off (every :data:`CHECK_SECONDS`); reading a deleted Variable
-        makes the scheduler log an error, so the deletion waits a little.
-        """
-        timer = threading.Timer(DELETE_AFTER_SECONDS, self._delete)
-        timer.daemon = True
-        timer.start()
 
-    def _delete(self) -> None:
-        try:
-            self.variable.delete()
-        except Exception:  # the client or scheduler may be closed by now
-            pass
+def _delete_variable(variable) -> None:
+    try:
+        variable.delete()
+    except Exception:  # the client or scheduler may be closed by now
+        pass
 
 
 class RemoteStop:
@@ -346,6 +429,10 @@ def enumerate_split(system: System, lattice, cluster: Cluster, find_all: bool, d
 
     Returns
     -------
+    tuple or None
+        None when the cluster is not available (a local cluster that cannot
+        start, or a stop request or the deadline while it starts): the
+        caller then searches in this process. Otherwise:
     solutions : list
         Checked supports, in the one-process enumeration order.
     complete : bool
@@ -356,7 +443,9 @@ def enumerate_split(system: System, lattice, cluster: Cluster, find_all: bool, d
         Stage facts: split level, parts, per-part nodes and seconds, nodes.
     """
     began = time.perf_counter()
-    client = cluster.client()
+    client = cluster.client_or_none(stop, deadline)
+    if client is None:
+        return None
     target = cluster.parts or max(PARTS, PARTS_PER_WORKER * cluster.threads())
     prefixes, level, split_nodes = lattice_engine.split_tree(system, lattice, target, deadline, stop)
     facts = {"split_level": level, "parts": len(prefixes or []), "split_nodes": split_nodes, "cluster": cluster.describe()}
@@ -365,6 +454,7 @@ def enumerate_split(system: System, lattice, cluster: Cluster, find_all: bool, d
     if not prefixes:
         return [], True, None, dict(facts, nodes=split_nodes)
     parts = _Parts(client, system, lattice, prefixes, level, find_all, deadline)
+    cluster.forget_later(parts.cutoff.variable)
     try:
         interrupted = parts.collect(stop, progress, began)
     finally:
@@ -492,7 +582,6 @@ class _Parts:
         self.cutoff.lower(-1)
         _forget(self.client, self.futures)
         self.futures, self.pending, self.shared = [], {}, None
-        self.cutoff.delete_later()
 
 
 # ================================================================ sweeps
@@ -548,6 +637,7 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
 
     client = cluster.client()
     cutoff = _Cutoff(client, 1)
+    cluster.forget_later(cutoff.variable)
     token = uuid.uuid4().hex[:12]
     futures = [client.submit(bench_run, sweep_json, m, n, s, cutoff.variable.name, key=f"indexset-run-{token}-{i}", retries=RETRIES, pure=False) for i, (m, n, s) in enumerate(points)]
     runs = [None] * len(points)
@@ -572,7 +662,6 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
                 pending -= set(queued)
     finally:
         _forget(client, futures)
-        cutoff.delete_later()
     return runs
 
 

@@ -2,7 +2,9 @@
 
 Every file indexset writes goes through :func:`atomic_write`: the content is
 written to a temporary file in the target folder and renamed over the target
-only when complete, so an error or Ctrl-C never leaves a partial file.
+only when complete, so an error or Ctrl-C never leaves a partial file, and
+it gets the permissions the user's umask gives new files (mkstemp alone
+would make it private, 0600).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suf
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)
+        os.chmod(temp, 0o666 & ~_umask())
         os.replace(temp, path)
     except BaseException as exc:
         if os.path.exists(temp):
@@ -51,3 +54,10 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suf
         if isinstance(exc, OSError):
             raise InputError(path, f"cannot write ({exc.strerror or exc})") from None
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

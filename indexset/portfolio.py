@@ -4,7 +4,10 @@ Lattice enumeration is 100× faster than CP-SAT on dense unplanted systems,
 yet CP-SAT finds some planted sets that enumeration misses, so both run side
 by side (their kernels and solvers release the GIL). The first engine that
 decides (a solution when one is wanted, a complete search otherwise) stops
-the others.
+the others, and the portfolio joins every engine thread before it returns:
+an engine left running inside C++ code at interpreter exit aborts the
+process. Engines therefore answer a stop request within a fraction of a
+second (see :mod:`indexset.engines`).
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
                 stop_all.set()
             done.notify_all()
 
-    threads = [threading.Thread(target=worker, args=(name,), daemon=True) for name in names]
+    threads = [threading.Thread(target=worker, args=(name,), name=f"indexset-{name}") for name in names]
     for thread in threads:
         thread.start()
     try:
@@ -88,12 +91,16 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
                     stop_all.set()
     finally:
         stop_all.set()
-        for thread in threads:
-            # A loser may still be building its model; it sees the stop soon,
-            # and its answer is not needed, so do not wait for it.
-            thread.join(timeout=None if not any(_decisive(r, find_all) for r in results.values()) else 0.05)
+        _join(threads)
     with done:
         return _pick(dict(results), names, find_all)
+
+
+def _join(threads) -> None:
+    """Wait for every engine thread (in short joins, so that a second Ctrl-C still interrupts)."""
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.05)
 
 
 def _pick(results: dict, names: list, find_all: bool) -> Result:

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import activations
 from .degeneracy import find_degeneracy
-from .degenerate import HOOK_TIME_LIMIT, decide_degenerate  # issue 6 hook (MATH.md §7), used in _Context.negative
+from .degenerate import decide_degenerate
 from .errors import InputError
 from .gram import gram_applies, gram_decide
 from .instance import Instance
@@ -104,6 +104,8 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
         ``absorbable`` only with an exactly verified S; ``not_absorbable``
         only with a proof; otherwise ``unknown`` with the reason.
     """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("--seed", f"must be an integer ≥ 0, got {seed!r}")
     clock = _Clock(time_limit, stop)
     tol = None if tol is None else Fraction(tol)
     ablate = frozenset(ablate)
@@ -130,7 +132,7 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, clus
     stages = {"classify": act.kind, "activation": act.name, "c": str(act.c)}
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
-    context = _Context(instance, degeneracy, stages, tol, find_all, cluster)
+    context = _Context(instance, degeneracy, stages, tol, find_all, clock, cluster)
     stage_start = time.perf_counter()
     system = build_system(instance, tol)
     stages["system"] = {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length(), "time_s": _since(stage_start)}
@@ -153,13 +155,14 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, clus
 class _Context:
     """What every stage needs to turn facts into a verdict."""
 
-    def __init__(self, instance, degeneracy, stages, tol, find_all, cluster=None):
+    def __init__(self, instance, degeneracy, stages, tol, find_all, clock, cluster=None):
         self.instance = instance
         self.degeneracy = degeneracy
         self.stages = stages
         self.tol = tol
         self.find_all = find_all
-        self.cluster = cluster  # where a long lattice enumeration may go (issue 9)
+        self.clock = clock
+        self.cluster = cluster  # where a long lattice enumeration may go
 
     @property
     def extension(self) -> bool:
@@ -171,15 +174,14 @@ class _Context:
         if self.instance.act.linear:
             return linear_fallback(self.instance, self.tol, f"{scope} ({proof})", self.stages)
         if not self.degeneracy.nondegenerate:
-            # --- issue 6 hook (indexset/degenerate.py): exact decision for degenerate weights (MATH.md §7,
-            # an extension); only its proven answers replace "unknown". Exact mode only (no tolerance).
-            decided = decide_degenerate(self.instance, tol=self.tol, time_limit=HOOK_TIME_LIMIT)
+            # The exact decision for degenerate weights (MATH.md §7, an extension):
+            # only its proven answers replace "unknown". It spends the caller's remaining time.
+            decided = decide_degenerate(self.instance, tol=self.tol, time_limit=self.clock.remaining(), stop=self.clock.stop)
             if decided is not None and decided.decided:
                 decided.reason = f"{scope} ({proof}); {decided.reason}"
                 decided.stages = dict(self.stages, degenerate=decided.stages)
                 decided.count, decided.solutions = 0, [] if self.find_all else None
                 return decided
-            # --- end of issue 6 hook ---
             return Result(
                 UNKNOWN,
                 f"{scope} ({proof}), but the weights are {self.degeneracy.describe()}: (★) is sufficient, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from fractions import Fraction
 
@@ -44,6 +45,43 @@ def parse_tolerance(text: str | None) -> Fraction | None:
     return value
 
 
+EXIT_SECONDS = 0.3
+"""Seconds of ``--time-limit`` kept back for printing, writing and interpreter exit."""
+
+
+def process_seconds() -> float:
+    """Seconds since this process started (imports included); 0 where the OS does not tell.
+
+    ``--time-limit`` bounds the whole process, so the time spent before the
+    command runs (interpreter start, imports) counts against it.
+    """
+    try:
+        with open("/proc/self/stat") as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as stream:
+            uptime = float(stream.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: start time in ticks
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
+    """What is left of ``--time-limit`` for the work itself (None: no limit).
+
+    ``reserve`` seconds more are kept back (closing a local Dask cluster).
+
+    Raises
+    ------
+    InputError
+        A time limit that is not a positive number.
+    """
+    if time_limit is None:
+        return None
+    if not time_limit > 0 or time_limit == float("inf"):
+        raise InputError("--time-limit", f"must be a positive number of seconds, got {time_limit}")
+    return max(0.01, time_limit - process_seconds() - EXIT_SECONDS - reserve)
+
+
 def add_cluster_options(parser, workers_help: str | None = None) -> None:
     """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")
@@ -64,9 +102,12 @@ def cluster_from_args(args, *, always: bool = True):
         raise InputError("--workers", "must be at least 1")
     if not always and args.scheduler is None and args.workers is None:
         return contextlib.nullcontext()
-    cluster = Cluster(scheduler=args.scheduler, workers=args.workers)
+    cluster = Cluster(scheduler=args.scheduler, workers=args.workers, on_problem=lambda message: warn(f"indexset: {message}"))
     if args.scheduler is not None:
-        cluster.client()  # connect now: a wrong address is bad input (exit 2), not a failed engine
+        try:
+            cluster.client()  # connect now: a wrong address is bad input (exit 2), not a failed engine
+        except InputError as exc:
+            raise InputError("--scheduler", exc.problem) from None
     return cluster
 
 
@@ -76,15 +117,18 @@ def warn(message: str) -> None:
 
 
 class Progress:
-    """A throttled one-line progress display on stderr (silent when not a TTY).
+    """Progress on stderr: a live line on a terminal, else a plain line every :data:`PLAIN_SECONDS`.
 
     Call it with a dict of counters (the ``progress`` callback of solvers
-    and engines); use as a context manager.
+    and engines); use as a context manager. Plain lines suit batch logs
+    (SLURM, CI), where a live display would be noise.
     """
+
+    PLAIN_SECONDS = 10.0
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.live = sys.stderr.isatty() if enabled is None else enabled
         self._status = None
         self._start = None
         self._last = 0.0
@@ -92,8 +136,8 @@ class Progress:
     def __enter__(self) -> "Progress":
         import time
 
-        self._start = time.perf_counter()
-        if self.enabled:
+        self._start = self._last = time.perf_counter()
+        if self.live:
             from rich.console import Console
 
             self._status = Console(stderr=True).status(self.label)
@@ -104,11 +148,14 @@ class Progress:
         import time
 
         now = time.perf_counter()
-        if self._status is None or now - self._last < 0.2:
+        if now - self._last < (0.2 if self.live else self.PLAIN_SECONDS):
             return
         self._last = now
-        text = ", ".join(f"{k} {v}" for k, v in counters.items())
-        self._status.update(f"{self.label} [{now - self._start:.1f} s] {text}")
+        text = f"{self.label} [{now - self._start:.1f} s] " + ", ".join(f"{k} {v}" for k, v in counters.items())
+        if self._status is not None:
+            self._status.update(text)
+        else:
+            print(f"indexset: {text}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self._status is not None:

@@ -8,7 +8,7 @@ from ..errors import InputError
 from ..instance import Instance
 from ..result import ABSORBABLE, Result
 from ..solver import solve
-from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, parse_tolerance
+from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
 from ..loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
 from ..stack import Stack  # issue 6 hook
 
@@ -51,15 +51,15 @@ def run(args) -> int:
     if is_stack and (args.all or args.count or args.tol is not None or args.format != "npz"):
         raise InputError(args.file, "a stack file takes none of --all, --count, --tol, --format safetensors")
     # --- end of issue 6 hook ---
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise InputError("--time-limit", "must be positive")
+    time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
     tol = parse_tolerance(args.tol)
     engines = _engines(args.engines)
     stop = threading.Event()
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
+        time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
         runner = solve_any if is_stack or instance.metadata.get("hyper_connection") is not None else solve  # issue 6 hook
         options = {"cluster": cluster} if runner is solve else {}  # issue 9: long enumerations as Dask tasks
-        result = runner(instance, time_limit=args.time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
+        result = runner(instance, time_limit=time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
     payload = result.to_json()
     if args.count:
         payload["solutions"] = None

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..reduce import reduce_system
 from ..result import Result
 from ..systemfile import load_system
-from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json
+from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
@@ -37,15 +37,15 @@ def register(sub) -> None:
 
 def run(args) -> int:
     """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise InputError("--time-limit", "must be positive")
+    time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
     start = time.perf_counter()
     system = load_system(args.file)
     stop = threading.Event()
     find_all = args.all or args.count
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
+        time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
         reduction = reduce_system(system.M, system.t)
-        result = _search(args.engine, system, reduction, find_all, args.time_limit, stop, progress, args.workers, cluster)
+        result = _search(args.engine, system, reduction, find_all, time_limit, stop, progress, args.workers, cluster)
     elapsed = time.perf_counter() - start
     payload = _payload(result, system.n, args, elapsed)
     if args.json:

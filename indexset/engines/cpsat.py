@@ -28,7 +28,7 @@ def _fits(values) -> bool:
     return all(abs(int(v)) < INT_LIMIT for v in values)
 
 
-def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
+def build_model(system: System, reduction: Reduction | None, min_size: int = 0, *, deadline: float | None = None, stop=None):
     """The CP-SAT model, its 0/1 variables and the model kind.
 
     Kinds: ``kernel`` (z = z0 + K y with certified bounds on y, plus the rows
@@ -36,7 +36,8 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
     64 bits, replaced by the scaled relaxation of
     :func:`indexset.system.fit_coefficients`: it keeps every solution, and
     the caller must filter hits with the exact system), or ``empty`` (the
-    certified bounds leave no y).
+    certified bounds leave no y), or ``stopped`` (``stop`` was set or the
+    deadline passed while the bounds were computed).
 
     Parameters
     ----------
@@ -45,12 +46,18 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0):
         Use kernel coordinates when it holds z0 and a kernel basis.
     min_size : int
         Add ``Σ z ≥ min_size`` (|S| ≥ d is implied by (★); it helps search).
+    deadline : float, optional
+        ``time.perf_counter()`` value after which to give up.
+    stop : threading.Event, optional
     """
     model = cp_model.CpModel()
     z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
     kind = "plain"
     if _kernel_usable(system, reduction):
-        if not _add_kernel(model, z, reduction):
+        bounds = kernel_bounds(reduction.z0, reduction.kernel, deadline=deadline, stop=stop)
+        if bounds is None:
+            return model, z, "stopped"
+        if not _add_kernel(model, z, reduction.z0, reduction.kernel, bounds):
             return model, z, "empty"
         kind = "kernel"
     if _fits(system.M.ravel()) and _fits(system.t) and (system.slack is None or _fits(system.slack)):
@@ -70,16 +77,14 @@ def _kernel_usable(system: System, reduction: Reduction | None) -> bool:
     return _fits(reduction.kernel.ravel()) and _fits(reduction.z0)
 
 
-def _add_kernel(model, z, reduction: Reduction) -> bool:
+def _add_kernel(model, z, z0, K, bounds) -> bool:
     """Link z = z0 + K y; False when the certified bounds leave no y."""
-    K = reduction.kernel
-    bounds = kernel_bounds(reduction.z0, K)
     if any(lo > hi for lo, hi in bounds):
         return False
     y = [model.new_int_var(lo, hi, f"y{j}") for j, (lo, hi) in enumerate(bounds)]
     for i in range(len(z)):
         terms = [int(K[i, j]) * y[j] for j in range(len(y)) if int(K[i, j]) != 0]
-        model.add(z[i] == int(reduction.z0[i]) + sum(terms))
+        model.add(z[i] == int(z0[i]) + sum(terms))
     return True
 
 
@@ -123,16 +128,20 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     start = time.perf_counter()
     if stop is not None and stop.is_set():
         return Result(UNKNOWN, "CP-SAT: stopped before it started", engine=NAME)
-    model, z, mode = build_model(system, reduction, min_size)
+    deadline = None if time_limit is None else start + float(time_limit)
+    model, z, mode = build_model(system, reduction, min_size, deadline=deadline, stop=stop)
+    if mode == "stopped":
+        why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
+        return Result(UNKNOWN, f"CP-SAT: {why} while computing the kernel bounds", engine=NAME, time_s=time.perf_counter() - start)
     if mode == "empty":
         return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
     relaxed = mode == "relaxed"
     solver = cp_model.CpSolver()
     params = solver.parameters
-    params.random_seed = int(seed)
+    params.random_seed = int(seed) % 2**31  # CP-SAT takes an int32 seed
     params.catch_sigint_signal = False  # Ctrl-C is handled by the caller, which sets `stop`
-    if time_limit is not None:
-        params.max_time_in_seconds = max(0.01, float(time_limit))
+    if deadline is not None:
+        params.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
     if find_all or relaxed:
         # A relaxed model may have spurious hits: walk all of them, keep exact ones.
         params.enumerate_all_solutions = True
@@ -167,7 +176,7 @@ def _watch(stop, finished, solver):
                 solver.stop_search()
             finished.wait(0.05)
 
-    thread = threading.Thread(target=loop, daemon=True)
+    thread = threading.Thread(target=loop, name="indexset-cpsat-stop")
     thread.start()
     return thread
 

@@ -181,11 +181,15 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         support = None if lattice.infeasible else _decode(lattice, np.zeros(0, dtype=np.int64), system)
         stages["nodes"] = 0
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
-    if cluster is not None and lattice.D > SPLIT_FROM and cluster.accepts(stages.get("estimated_nodes")):
+    seconds_left = None if deadline is None else deadline - time.perf_counter()
+    if cluster is not None and lattice.D > SPLIT_FROM and cluster.accepts(stages.get("estimated_nodes"), seconds_left):
         from ..distributed import enumerate_split  # Dask is imported only when a cluster is used
 
-        solutions, complete, interrupted, facts = enumerate_split(system, lattice, cluster, find_all, deadline, stop, progress)
-        return _result(solutions, complete, find_all, interrupted, start, {**stages, **facts})
+        outcome = enumerate_split(system, lattice, cluster, find_all, deadline, stop, progress)
+        if outcome is not None:
+            solutions, complete, interrupted, facts = outcome
+            return _result(solutions, complete, find_all, interrupted, start, {**stages, **facts})
+        stages["cluster"] = cluster.problem or "not started (stopped first)"
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
@@ -281,7 +285,7 @@ class Lattice:
         return lattice
 
 
-def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp", shuffle=None) -> Lattice:
+def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp", shuffle=None, deadline: float | None = None) -> Lattice:
     """Embed, reduce and prepare the pruning data for ``reduction``'s lattice.
 
     Parameters
@@ -296,15 +300,18 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     shuffle : numpy.random.Generator, optional
         Permute the input vectors before reduction (another reduced basis
         of the same lattice: a candidate for :func:`choose_lattice`).
+    deadline : float, optional
+        ``time.perf_counter()`` value that bounds the BKZ pass (a basis
+        reduced less is still a basis: only speed changes).
     """
     n = reduction.n
     if embedding == "homogeneous":
-        rows = _reduce_rows(_permuted(_embedding_rows(reduction), shuffle), bkz_block)
+        rows = _reduce_rows(_permuted(_embedding_rows(reduction), shuffle), bkz_block, deadline)
         lattice = Lattice(_columns(rows), np.zeros(n + 1, dtype=object), n, True)
     elif embedding == "cvp":
         K = reduction.kernel
         rows = flint.fmpz_mat([[2 * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])])
-        basis = _columns(_reduce_rows(_permuted(rows, shuffle), bkz_block))
+        basis = _columns(_reduce_rows(_permuted(rows, shuffle), bkz_block, deadline))
         target = _babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
         lattice = Lattice(basis, -target, n, False)
     else:
@@ -312,7 +319,7 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     _float_data(lattice)
     if lattice.problem and lattice.symmetric:
         # Only the outside-target form has the exact treatment of huge levels.
-        return build_lattice(reduction, bkz_block, "cvp", shuffle)
+        return build_lattice(reduction, bkz_block, "cvp", shuffle, deadline)
     if lattice.problem:
         lattice = _fix_rigid_levels(lattice)
     return lattice
@@ -353,7 +360,7 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     facts : dict
         Estimated nodes and the number of candidates tried.
     """
-    lattice = build_lattice(reduction, bkz_block, embedding)
+    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
     facts = {"candidates": 1}
     if lattice.problem or lattice.infeasible or lattice.D < CANDIDATES_FROM:
         return lattice, facts
@@ -375,7 +382,9 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     for _ in range(tries):
         if stop is not None and stop.is_set():
             break
-        other = build_lattice(reduction, bkz_block, embedding, shuffle=rng)
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        other = build_lattice(reduction, bkz_block, embedding, shuffle=rng, deadline=deadline)
         if other.problem or other.infeasible:
             continue
         if profile_score(other) > score:
@@ -474,12 +483,18 @@ def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
     return flint.fmpz_mat(rows)
 
 
-def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int) -> flint.fmpz_mat:
-    """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll."""
+BKZ_LOOPS = 8
+"""Most BKZ tours. One tour of BKZ-20 takes 15–30 ms at dimension 66–91 here,
+so a whole pass (0.08–0.17 s) stays within the engines' stop latency."""
+
+
+def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = None) -> flint.fmpz_mat:
+    """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll (at most until ``deadline``)."""
     rows = rows.lll(delta=0.99)
     if bkz_block and bkz_block > 2 and rows.nrows() > 2 and _fpylll():
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
-        BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=8, flags=BKZ.AUTO_ABORT))
+        budget = {} if deadline is None else {"max_time": max(0.001, deadline - time.perf_counter())}
+        BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=BKZ_LOOPS, flags=BKZ.AUTO_ABORT, **budget))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
     return rows
 
@@ -719,7 +734,7 @@ def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
             failures.append(exc)
             run.interrupted = "failed"
 
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    threads = [threading.Thread(target=worker, name=f"indexset-enumerate-{i}") for i in range(workers)]
     for thread in threads:
         thread.start()
     for thread in threads:
