@@ -520,11 +520,18 @@ def _default_k(d, n, k):
     return d
 
 
+LIMITS = {"d": 1024, "n": 65536, "k": 65536, "range": 2**31 - 1, "denominator": 2**31 - 1, "seed": 2**63 - 1, "layers": 256, "streams": 1024}
+"""Largest value of each integer option: numpy draws int64, and larger sizes
+would not fit in memory or in the exact arithmetic in reasonable time."""
+
+
 def _check_int(name: str, value, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"--{name}", f"expected an integer, got {value!r}")
     if value < low:
         raise InputError(f"--{name}", f"must be ≥ {low}, got {value}")
+    if name in LIMITS and value > LIMITS[name]:
+        raise InputError(f"--{name}", f"must be ≤ {LIMITS[name]}, got {value}")
 
 
 def _check_common(*, d, n, k, bound, seed, min_d) -> None:
@@ -923,13 +930,16 @@ def _random_float(rng, d, n, activation, biases, skip_values, params) -> Instanc
 
 
 def _float_planted_draw(rng, d, n, k, act, biases, skip_values, params):
-    """One Gaussian draw with W_S = T·pinv(U_S) + Y·N (N: left null space)."""
+    """One Gaussian draw with W_S = T·U_S⁺ + Y·N (N: left null space of U_S).
+
+    U_S⁺ and N are computed in exact rationals from the float64 draw and
+    W_S is rounded to float64 once, at the end: the same seed gives the same
+    bytes whatever BLAS numpy uses.
+    """
     A = _float_skip(skip_values, d)
-    target = -A / float(act.c)
     up_block = rng.standard_normal((k, d))
-    q_full, _, _ = np.linalg.svd(up_block, full_matrices=True)
-    null_rows = q_full[:, d:].T  # (k − d) × k, orthonormal, null_rows @ U_S = 0
-    down_block = target @ np.linalg.pinv(up_block) + rng.standard_normal((d, k - d)) @ null_rows
+    mixing = rng.standard_normal((d, k - d))
+    down_block = _exact_float_down_block(up_block, mixing, -A / float(act.c))
     up = np.vstack([up_block, rng.standard_normal((n - k, d))])
     down = np.hstack([down_block, rng.standard_normal((d, n - k))])
     order = rng.permutation(n)
@@ -939,6 +949,33 @@ def _float_planted_draw(rng, d, n, k, act, biases, skip_values, params):
         arrays.update(b_up=rng.standard_normal(n), b_down=rng.standard_normal(d))
     metadata = {"planted_S": np.array(index_set, dtype=np.int64), "params": params}
     return Instance(**arrays, activation=act.name, metadata=metadata, source="construct float_planted"), index_set
+
+
+def _exact_float_down_block(up_block: np.ndarray, mixing: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``round(T·U⁺ + Y·N)`` from exact rationals: U⁺ = (UᵀU)⁻¹Uᵀ, N a left null space basis (rows scaled to max 1)."""
+    k, d = up_block.shape
+    up = flint.fmpq_mat(k, d, [flint.fmpq(*Fraction(float(v)).as_integer_ratio()) for v in up_block.ravel()])
+    pseudo = (up.transpose() * up).inv() * up.transpose()
+    denominator = math.lcm(*(int(up[i, j].q) for i in range(k) for j in range(d)))
+    integral = flint.fmpz_mat([[int(up[i, j] * denominator) for i in range(k)] for j in range(d)])  # d × k
+    null, nullity = integral.nullspace()  # columns: vectors v with Uᵀv = 0
+    rows = []
+    for j in range(nullity):
+        column = [null[i, j] for i in range(k)]
+        scale = max(abs(v) for v in column)
+        rows.append([flint.fmpq(v) / scale for v in column])
+    exact = _fmpq_rows(target) * pseudo
+    if rows:
+        exact += _fmpq_rows(mixing) * flint.fmpq_mat(rows)
+    return np.array([[_to_float(exact[r, c]) for c in range(k)] for r in range(d)], dtype=np.float64)
+
+
+def _fmpq_rows(matrix: np.ndarray) -> flint.fmpq_mat:
+    return flint.fmpq_mat([[flint.fmpq(*Fraction(float(v)).as_integer_ratio()) for v in row] for row in np.atleast_2d(matrix)])
+
+
+def _to_float(value: flint.fmpq) -> float:
+    return float(Fraction(int(value.p), int(value.q)))  # correctly rounded
 
 
 # ============================================================== degenerate
