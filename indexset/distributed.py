@@ -211,6 +211,7 @@ class Cluster:
         from dask.distributed import Client, LocalCluster
 
         if self.scheduler is not None:
+            _probe(self.scheduler)
             try:
                 client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
@@ -223,7 +224,7 @@ class Cluster:
                 raise InputError("scheduler", f"the workers of {self.scheduler} cannot prepare indexset: {type(exc).__name__}: {exc}") from None
             return client
         # Loopback only, no dashboard: nothing listens beyond this machine.
-        cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1", timeout=START_TIMEOUT)
+        cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
         self._owned.append(cluster)
         client = Client(cluster, timeout=START_TIMEOUT)
         self._owned.append(client)
@@ -279,6 +280,28 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _probe(address: str) -> None:
+    """Refuse a ``tcp://HOST:PORT`` address at once when nothing listens there.
+
+    Dask's client retries a refused connection until its timeout (20 s);
+    a plain TCP connect tells in milliseconds.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise InputError("scheduler", f"{address!r} has no valid port") from None
+    if parts.scheme != "tcp" or parts.hostname is None or port is None:
+        return  # other protocols (tls, inproc, ws) are left to Dask
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise InputError("scheduler", f"cannot connect to {address}: {exc.strerror or exc}") from None
 
 
 def prepare_plugin(ignore_sigint: bool):

@@ -1,0 +1,174 @@
+"""The CLI as a product: closed pipes, file modes, bad options, clusters, threads.
+
+Exit codes and messages are checked through real subprocesses where the
+behaviour is about the process (pipes, exit status); in-process where it is
+about what a library call leaves behind (threads, the §7 time budget).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from indexset import construct, solve
+from indexset.cli import main
+from indexset.distributed import Cluster
+from indexset.instance import Instance
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+CLI = [shutil.which("indexset") or "indexset"]
+
+
+def _run(*argv, **options):
+    return subprocess.run([*CLI, *map(str, argv)], capture_output=True, text=True, timeout=300, **options)
+
+
+# ------------------------------------------------------------ closed pipes
+@pytest.mark.parametrize("argv", [
+    ("info", INSTANCES / "planted_d2_n12.npz"),
+    ("info", INSTANCES / "planted_d2_n12.npz", "--json"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--all"),
+    ("solve-system", "TINY", "--all", "--json"),
+    ("bench", "--d", "2", "--widths", "6,8", "--seeds", "1", "--no-warmup"),
+])
+def test_output_into_a_closed_pipe_ends_quietly(argv, tmp_path):
+    if "TINY" in argv:
+        path = tmp_path / "tiny.dat"
+        path.write_text("3 6\n1 2 3 4 5 6 7\n2 3 1 1 2 1 4\n1 1 1 1 1 1 3\n")
+        argv = tuple(str(path) if a == "TINY" else a for a in argv)
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the first byte
+    process = subprocess.run([*CLI, *map(str, argv)], stdout=writer, stderr=subprocess.PIPE, text=True, timeout=300)
+    os.close(writer)
+    assert "Traceback" not in process.stderr and "BrokenPipe" not in process.stderr, process.stderr
+    assert process.returncode in (0, 1, 3), process.stderr
+
+
+def test_closed_pipe_keeps_the_exit_status_of_the_answer():
+    reader, writer = os.pipe()
+    os.close(reader)
+    process = subprocess.run([*CLI, "solve", INSTANCES / "random_d2_n12.npz"], stdout=writer, stderr=subprocess.PIPE, text=True, timeout=300)
+    os.close(writer)
+    assert process.returncode == 1, process.stderr  # not absorbable, as with an open pipe
+    assert process.stderr == ""
+
+
+# ------------------------------------------------------------- file modes
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
+def test_written_files_get_the_mode_of_the_umask(tmp_path, mask, capsys):
+    previous = os.umask(mask)
+    try:
+        instance = tmp_path / "x.npz"
+        assert main(["construct", "planted", "--d", "2", "--n", "8", "-o", str(instance)]) == 0
+        witness = tmp_path / "w.npz"
+        assert main(["solve", str(instance), "--witness", str(witness)]) == 0
+        report = tmp_path / "bench.json"
+        assert main(["bench", "--d", "2", "--widths", "6", "--seeds", "1", "--methods", "pipeline", "--no-warmup", "--time-limit", "20", "--out", str(report)]) in (0, 1)
+        for path in (instance, witness, report):
+            assert _mode(path) == 0o666 & ~mask, (path.name, oct(_mode(path)))
+    finally:
+        os.umask(previous)
+    capsys.readouterr()
+
+
+# ----------------------------------------------------- out-of-range options
+@pytest.mark.parametrize("argv", [
+    ("construct", "planted", "--range", "99999999999999999999", "-o", "x.npz"),
+    ("construct", "planted", "--denominator", "99999999999999999999999", "-o", "x.npz"),
+    ("construct", "gated", "--activation", "swiglu", "--range", "99999999999999999999", "-o", "x.npz"),
+    ("construct", "planted", "--d", "100000", "--n", "200000", "-o", "x.npz"),
+    ("construct", "random", "--n", "99999999999", "-o", "x.npz"),
+    ("construct", "stack", "--layers", "100000", "-o", "x.npz"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--seed", "-1"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--time-limit", "nan"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--time-limit", "-3"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--workers", "0"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--scheduler", "tcp://127.0.0.1:9"),
+    ("solve", INSTANCES / "planted_d2_n12.npz", "--scheduler", "tcp://127.0.0.1:notaport"),
+    ("solve-system", INSTANCES / "planted_d2_n12.npz", "--time-limit", "0"),
+])
+def test_out_of_range_options_are_bad_input(argv, tmp_path):
+    process = _run(*argv, cwd=tmp_path)
+    assert process.returncode == 2, (process.returncode, process.stderr)
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("indexset: error:"), process.stderr
+    assert not list(tmp_path.iterdir()), "nothing may be written on bad input"
+
+
+# ------------------------------------------------- threads left behind
+def _ours():
+    return {t for t in threading.enumerate() if t.name.startswith("indexset")}
+
+
+@pytest.mark.parametrize("name", ["planted_d2_n12.npz", "hard_d2_n16.npz", "random_d2_n12.npz", "degenerate_d2_n6.npz"])
+def test_solve_leaves_no_thread_running(name):
+    before = set(threading.enumerate())
+    result = solve(Instance.load(INSTANCES / name))
+    assert result.status in ("absorbable", "not_absorbable", "unknown")
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    assert not left, left
+
+
+def test_stop_request_returns_promptly_with_every_thread_joined():
+    instance = construct.random(d=2, n=60, range=1000, seed=3)
+    stop = threading.Event()
+    timer = threading.Timer(0.5, stop.set)
+    timer.start()
+    before = set(threading.enumerate())
+    result = solve(instance, stop=stop)
+    timer.join()
+    assert result.status in ("not_absorbable", "unknown")
+    if result.status == "unknown":
+        assert "interrupted" in result.reason
+    assert not [t for t in threading.enumerate() if t not in before and t.is_alive()]
+
+
+def test_degenerate_decision_spends_the_callers_remaining_time(monkeypatch):
+    import indexset.solver as solver
+
+    seen = []
+    original = solver.decide_degenerate
+
+    def spy(instance, **options):
+        seen.append(options.get("time_limit"))
+        return original(instance, **options)
+
+    monkeypatch.setattr(solver, "decide_degenerate", spy)
+    base = construct.random(d=2, n=8, range=20, seed=5)
+    up = base.W_up.copy()
+    up[1] = 2 * up[0]  # collinear rows: degenerate, and no S (random weights)
+    solve(Instance(up, base.W_down, activation="relu"), time_limit=7.0)
+    assert seen, "the degenerate decision was not reached"
+    assert all(limit is not None and 0 < limit <= 7.0 for limit in seen), seen
+
+
+# ------------------------------------------------------ local cluster fallback
+def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
+    from indexset.engines import lattice
+
+    system_instance = construct.random(d=2, n=50, range=1000, seed=2)  # D ≥ 40: the engine estimates the tree
+    messages = []
+    cluster = Cluster(workers=2, min_seconds=0, on_problem=messages.append)
+
+    def broken(self):
+        raise OSError("cannot spawn worker processes")
+
+    monkeypatch.setattr(Cluster, "_connect", broken)
+    monkeypatch.setattr(lattice, "SPLIT_FROM", 0)
+    with cluster:
+        with_cluster = solve(system_instance, cluster=cluster, engines=["lattice"])
+    alone = solve(system_instance, engines=["lattice"])
+    assert with_cluster.status == alone.status and with_cluster.status != "unknown"
+    assert with_cluster.index_set == alone.index_set
+    assert len(messages) == 1 and "could not start" in messages[0] and "cannot spawn" in messages[0]
