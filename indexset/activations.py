@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
+import flint
 import numpy as np
 from scipy.special import erf, expit
 
@@ -42,8 +43,8 @@ class Activation:
         True when the result used for this activation goes beyond the paper
         (MATH.md marks it "(extension)").
     exact_forward : bool
-        True when σ maps rationals to rationals (ReLU, leaky ReLU), so the
-        witness forward check can be done exactly.
+        True when σ (or the gate) maps rationals to rationals (ReLU, leaky
+        ReLU, ReLU², ReGLU), so the witness forward check can be done exactly.
     reason : str
         The theorem or argument behind every verdict for this class.
     forward : callable
@@ -64,6 +65,8 @@ class Activation:
     forward: Callable = field(default=None, repr=False, compare=False)
     gate: Callable | None = field(default=None, repr=False, compare=False)
     degree: int | None = None
+    rational: Callable | None = field(default=None, repr=False, compare=False)
+    """σ (the gate, for gated activations) on exact rationals, where it maps rationals to rationals."""
     linear: bool = False
     """σ(z) = z (leaky ReLU with α = 1): (★) is sufficient but far from
     necessary, and "no S" is settled by a rank condition instead."""
@@ -82,6 +85,14 @@ class Activation:
 
 def _relu(z):
     return np.maximum(z, 0.0)
+
+
+def _relu_rational(v):
+    return v if v > 0 else v * 0
+
+
+def _relu2_rational(v):
+    return v * v if v > 0 else v * 0
 
 
 def _gelu(z):
@@ -120,28 +131,29 @@ _EXTENSION_NOTE = " (extension beyond the paper: necessity by the same even/odd 
 _HOMOGENEOUS_REASON = (
     "MATH.md §4 degree argument: σ is positively homogeneous of degree {k} ≠ 1, "
     "so scaling x by t gives t·A·x = t^{k}·(B' − B)(x) for all t, impossible for "
-    "invertible A; no weights absorb the skip"
+    "invertible A; with no bias inside σ, no bias-free residual-free block absorbs the skip"
 )
 _GATED_REASON = (
     "MATH.md §4 linearisation argument: the gate g is differentiable at 0 with "
     "g(0) = 0, so the gated block is O(|x|²) at 0 and its Jacobian at 0 cannot "
-    "cancel the invertible skip; no weights absorb it"
+    "cancel the invertible skip; with no bias inside σ, no bias-free residual-free block absorbs it"
 )
 
 
-def _odd(name, c, fn, *, extension=False, exact=False):
+def _odd(name, c, fn, *, extension=False, rational=None):
     reason = _ODD_REASON + (_EXTENSION_NOTE if extension else "")
-    return Activation(name, ODD_LINEAR, Fraction(c), extension, exact, reason, fn)
+    return Activation(name, ODD_LINEAR, Fraction(c), extension, rational is not None, reason, fn, rational=rational)
 
 
 _FIXED = {
-    "relu": _odd("relu", 1, _relu, exact=True),
+    "relu": _odd("relu", 1, _relu, rational=_relu_rational),
     "gelu": _odd("gelu", 1, _gelu),
     "gelu_tanh": _odd("gelu_tanh", 1, _gelu_tanh),
     "silu": _odd("silu", 1, _silu, extension=True),
     "softplus": _odd("softplus", 1, _softplus, extension=True),
     "relu2": Activation(
-        "relu2", HOMOGENEOUS, reason=_HOMOGENEOUS_REASON.format(k=2), forward=_relu2, degree=2
+        "relu2", HOMOGENEOUS, reason=_HOMOGENEOUS_REASON.format(k=2), forward=_relu2, degree=2,
+        exact_forward=True, rational=_relu2_rational,
     ),
     "reglu": Activation(
         "reglu",
@@ -150,6 +162,8 @@ _FIXED = {
         forward=_gated(_relu),
         gate=_relu,
         degree=2,
+        exact_forward=True,
+        rational=_relu_rational,
     ),
     "swiglu": Activation(
         "swiglu", GATED, reason=_GATED_REASON.replace("g is", "g = silu is"),
@@ -203,7 +217,7 @@ def _leaky(alpha: Fraction) -> Activation:
             "; here σ(z) = z is linear, so with no such S the block is still absorbable iff "
             "rank(A + W_down·W_up) ≤ n (extension beyond the paper)"
         )
-        return Activation(name, ODD_LINEAR, c, True, True, reason, forward, linear=True)
+        return Activation(name, ODD_LINEAR, c, True, True, reason, forward, linear=True, rational=lambda v: v)
     if c == 0:
         # σ(z) = z·[z>0] − z·[z<0] = |z| is even: it has no odd part at all.
         return Activation(
@@ -212,7 +226,7 @@ def _leaky(alpha: Fraction) -> Activation:
             reason="leaky_relu with α = −1 is |z|, an even function: (★) has c = 0 and no theorem applies",
             forward=forward,
         )
-    return _odd(name, c, forward, extension=True, exact=True)
+    return _odd(name, c, forward, extension=True, rational=lambda v, a=alpha: max(v, v * flint.fmpq(a.numerator, a.denominator)))
 
 
 def get(name: str, source: str = "<activation>") -> Activation:

@@ -379,12 +379,16 @@ def gated(
     skip: str = "identity",
     dtype: str = "int",
     trap: bool = False,
+    pairs: bool = False,
+    target_class: str = "bias-free",
 ) -> Instance:
     """A gated block ``W_down (g(W_gate x) ⊙ (W_up x + b_up)) + b_down + A x``.
 
-    For SwiGLU and GeGLU no weights absorb the skip (MATH.md §4, g(0) = 0);
-    ReGLU is degree-2 homogeneous (also impossible); the sigmoid GLU is not
-    covered (answer "unknown").
+    Without a bias inside σ no bias-free residual-free block absorbs the
+    skip of a SwiGLU or GeGLU block (MATH.md §4, g(0) = 0) or of a ReGLU
+    block (degree 2); the sigmoid GLU is not covered (answer "unknown").
+    With biases allowed in g (the affine class) the weights decide
+    (MATH.md §8): ``pairs=True`` builds a block that such a g absorbs.
 
     Parameters
     ----------
@@ -395,12 +399,25 @@ def gated(
     trap : bool
         Plant an index set satisfying (★) with c = 1 in W_up/W_down anyway
         (metadata ``trap_S``, integer weights only): a tool that ignores the
-        activation would wrongly call the block absorbable.
+        activation would wrongly call the block absorbable. The block is
+        still not absorbable by the class ``target_class``.
+    pairs : bool
+        Make units 2p, 2p+1 (p < d) a pair with opposite gate rows ±u_p
+        (u_p the rows of a unimodular matrix) and parallel down columns,
+        chosen so that value biases on the pairs reproduce A·x (MATH.md
+        §8.6): absorbable by the affine class, not by the bias-free one.
+        Needs n ≥ 2d; the pairs are shuffled among random units.
+    target_class : {"bias-free", "affine"}
+        The class a ``trap`` must stay a negative for. For ``affine`` the
+        gate rows are redrawn until pairwise non-collinear and the block
+        has no bias inside σ (Theorem C then rules absorption out).
     """
     act = activations.get(activation, "--activation")
     if not act.gated:
         raise InputError("--activation", f"{act.name} is not gated (gated: swiglu, geglu, reglu, glu)")
-    return _impossible("gated", act, d, n, range, seed, biases, skip, dtype, trap)
+    if pairs:
+        return _gated_pairs(act, d, n, range, seed, biases, skip)
+    return _impossible("gated", act, d, n, range, seed, biases, skip, dtype, trap, target_class)
 
 
 def homogeneous(
@@ -414,16 +431,31 @@ def homogeneous(
     skip: str = "identity",
     dtype: str = "int",
     trap: bool = False,
+    collinear: bool = False,
+    target_class: str = "bias-free",
 ) -> Instance:
     """A block with a positively homogeneous activation of degree 2.
 
-    ``relu2`` (max(z, 0)²) or ``reglu``: no weights absorb the skip
-    (MATH.md §4, degree argument). Options as in :func:`gated`.
+    ``relu2`` (max(z, 0)²) or ``reglu``: without a bias inside σ no
+    bias-free residual-free block absorbs the skip (MATH.md §4, degree
+    argument). Options as in :func:`gated`, and:
+
+    collinear : bool
+        ReLU² only: for each of d directions u_p (rows of a unimodular
+        matrix) four units with rows u_p, 2u_p, −u_p, −3u_p: two merge on
+        each side of the hyperplane, which frees two units per direction,
+        enough for relu(z+1)² − relu(z)² − relu(−z)² + relu(−z−1)² = 2z + 1
+        to reproduce A·x (MATH.md §8.6). Absorbable by the affine class,
+        not by the bias-free one. Needs n ≥ 4d.
     """
     act = activations.get(activation, "--activation")
     if act.kind != HOMOGENEOUS:
         raise InputError("--activation", f"{act.name} is not positively homogeneous of degree ≠ 1 (known: relu2, reglu)")
-    return _impossible("homogeneous", act, d, n, range, seed, biases, skip, dtype, trap)
+    if collinear:
+        if act.gated:
+            raise InputError("--collinear", "collinear units are a ReLU² construction; for reglu use: gated --pairs")
+        return _relu2_collinear(d, n, range, seed, skip)
+    return _impossible("homogeneous", act, d, n, range, seed, biases, skip, dtype, trap, target_class)
 
 
 # --- issue 6: deep stacks (indexset/stack.py) ---------------------------------
@@ -1019,25 +1051,112 @@ def _states(found, kind: str) -> bool:
 
 
 # =================================================== gated / homogeneous
-def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap) -> Instance:
+def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, target_class="bias-free") -> Instance:
     """Shared body of :func:`gated` and :func:`homogeneous`."""
+    from .classes import AFFINE, check_class
+
+    target_class = check_class(target_class)
     _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
     _check_choice("dtype", dtype, DTYPES)
     if trap and dtype != "int":
         raise InputError("--trap", "a trap needs integer weights")
     if trap and d < 2:
         raise InputError("--trap", "a trap needs d ≥ 2")
+    if trap and biases and target_class == AFFINE:
+        raise InputError("--biases", "with biases inside σ a block may absorb into the affine class: a trap for it has none")
     params = _params(family, seed, activation=act.name, d=d, n=n, range=bound, biases=bool(biases),
-                     skip=skip, dtype=dtype, trap=bool(trap))
+                     skip=skip, dtype=dtype, trap=bool(trap), **({"class": target_class} if trap else {}))
     twin = _relu_twin(d, n, bound, seed, biases, skip, dtype, trap)
-    rng = np.random.default_rng([seed, 1])  # the gate gets its own stream
-    gate = rng.integers(-bound, bound + 1, size=(n, d)) if dtype == "int" else rng.standard_normal((n, d))
     metadata = {"params": params}
     if trap:
         metadata["trap_S"] = np.array(twin.planted, dtype=np.int64)
-    return Instance(twin.W_up, twin.W_down, twin.skip, twin.b_up, twin.b_down, activation=act.name,
-                    W_gate=gate if act.gated else None, denominator=twin.denominator, metadata=metadata,
-                    source=f"construct {family}")
+        metadata["trap_class"] = np.array(target_class)
+    for attempt in range(_ATTEMPTS):
+        rng = np.random.default_rng([seed, 1] if attempt == 0 else [seed, 1, attempt])  # the gate gets its own stream
+        gate = rng.integers(-bound, bound + 1, size=(n, d)) if dtype == "int" else rng.standard_normal((n, d))
+        instance = Instance(twin.W_up, twin.W_down, twin.skip, twin.b_up, twin.b_down, activation=act.name,
+                            W_gate=gate if act.gated else None, denominator=twin.denominator, metadata=metadata,
+                            source=f"construct {family}")
+        if not (trap and target_class == AFFINE) or not _theorem_violations(instance):
+            return instance
+    raise InputError("--range", f"no draw gave a trap with pairwise non-collinear rows in [−{bound}, {bound}]^{d}; raise --range")
+
+
+def _theorem_violations(instance: Instance) -> list[str]:
+    from .affine import violations
+
+    return violations(instance)
+
+
+def _gated_pairs(act, d, n, bound, seed, biases, skip) -> Instance:
+    """d pairs of units with opposite gate rows and parallel down columns that reproduce A·x (MATH.md §8.6)."""
+    _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
+    if n < 2 * d:
+        raise InputError("--n", f"pairs need n ≥ 2d = {2 * d}, got n = {n}")
+    rng = np.random.default_rng([seed, 2])
+    skip_values = _skip_values(rng, skip, d, None)
+    q = _denominator(skip_values, None, None)
+    A = flint.fmpq_mat([[flint.fmpq(Fraction(v).numerator, Fraction(v).denominator) for v in row] for row in (skip_values or _identity(d))])
+    U = _unimodular(rng, d, max(1, min(bound, 3)))
+    columns = A * flint.fmpz_mat(U).inv()  # A = columns·U, so Σ_p columns[:,p]·u_pᵀ = A
+    gate, down = [], []
+    for p in range(d):
+        mu = int(rng.choice([-2, -1, 1, 2]))
+        column = [_exact_int(Fraction(int(columns[r, p].p), int(columns[r, p].q)) * q) for r in range(d)]
+        gate += [U[p], [-v for v in U[p]]]
+        down += [column, [mu * v for v in column]]
+    for _ in range(n - 2 * d):
+        gate.append(_random_row(rng, d, bound))
+        down.append([q * v for v in _random_nonzero(rng, d, bound)])
+    order = rng.permutation(n)
+    pairs = sorted(sorted(int(np.flatnonzero(order == 2 * p + k)[0]) for k in (0, 1)) for p in range(d))
+    up = rng.integers(-bound, bound + 1, size=(n, d))
+    arrays = {"W_up": up[order] * q, "W_down": _int_array([[down[int(i)][r] for i in order] for r in range(d)]),
+              "W_gate": _int_array([gate[int(i)] for i in order]) * q, "skip": _skip_array(skip_values, q)}
+    arrays.update({k: v * q for k, v in _biases(rng, biases, n, d, bound).items()})
+    params = _params("gated", seed, activation=act.name, d=d, n=n, range=bound, biases=bool(biases), skip=skip, pairs=True)
+    metadata = {"params": params, "pairs": np.array(pairs, dtype=np.int64)}
+    return Instance(**arrays, activation=act.name, denominator=q, metadata=metadata, source="construct gated --pairs")
+
+
+def _relu2_collinear(d, n, bound, seed, skip) -> Instance:
+    """Four ReLU² units on each of d lines, two merging on each side (MATH.md §8.6)."""
+    _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
+    if n < 4 * d:
+        raise InputError("--n", f"collinear units need n ≥ 4d = {4 * d}, got n = {n}")
+    rng = np.random.default_rng([seed, 3])
+    skip_values = _skip_values(rng, skip, d, None)
+    q = _denominator(skip_values, None, None)
+    U = _unimodular(rng, d, max(1, min(bound, 3)))
+    rows, down = [], []
+    for p in range(d):
+        for scale in (1, 2, -1, -3):
+            rows.append([scale * v for v in U[p]])
+            down.append(_random_nonzero(rng, d, bound))
+    lines = {direction(row) for row in rows}
+    for _ in range(_ATTEMPTS * n):
+        if len(rows) == n:
+            break
+        row = _random_row(rng, d, bound)
+        if any(row) and direction(row) not in lines:
+            lines.add(direction(row))
+            rows.append(row)
+            down.append(_random_nonzero(rng, d, bound))
+    while len(rows) < n:  # no new line left (d = 1): more units on the first one, which merge
+        rows.append([int(rng.choice([-2, -1, 1, 2])) * v for v in U[0]])
+        down.append(_random_nonzero(rng, d, bound))
+    order = rng.permutation(n)
+    params = _params("homogeneous", seed, activation="relu2", d=d, n=n, range=bound, skip=skip, collinear=True)
+    return Instance(_int_array([rows[int(i)] for i in order]), _int_array([[down[int(i)][r] for i in order] for r in range(d)]),
+                    _skip_array(skip_values, q), activation="relu2", denominator=q, metadata={"params": params},
+                    source="construct homogeneous --collinear")
+
+
+def _random_nonzero(rng, d: int, bound: int) -> list[int]:
+    while True:
+        column = [int(v) for v in rng.integers(-bound, bound + 1, size=d)]
+        if any(column):
+            return column
 
 
 def _relu_twin(d, n, bound, seed, biases, skip, dtype, trap) -> Instance:

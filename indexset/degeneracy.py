@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from .instance import Instance
 
@@ -102,6 +103,44 @@ def row_classes(instance: Instance) -> list[list[int]]:
         else:
             by_direction[key] = unit
     return sorted(sorted(component) for component in nx.connected_components(graph))
+
+
+SCREEN_FROM = 20_000
+"""Arrays with more entries than this are screened in float64 before any exact check."""
+
+
+def collinear_groups(rows: np.ndarray) -> list[list[int]]:
+    """Groups of ≥ 2 nonzero rows that lie on one line through 0 (exact).
+
+    Integer rows, and small arrays, are compared by their primitive integer
+    :func:`direction`. Large float rows are screened first by a key, each
+    row divided by its first nonzero entry: exactly collinear rows have
+    equal exact ratios, hence equal correctly rounded keys, so rows with
+    different keys are provably not collinear; rows that share a key are
+    then compared exactly.
+    """
+    from .rational import integer_numerators
+
+    rows = np.asarray(rows)
+    live = [int(i) for i in np.flatnonzero(rows.any(axis=1))]
+    if rows.dtype.kind != "f" or rows.size <= SCREEN_FROM:
+        candidates = [live]
+    else:
+        values = np.asarray(rows[live], dtype=np.float64)
+        pivots = values[np.arange(len(live)), np.argmax(values != 0, axis=1)]
+        keys = values / pivots[:, None] + 0.0  # + 0.0 turns −0.0 into +0.0
+        screened: dict[bytes, list[int]] = {}
+        for unit, key in zip(live, keys):
+            screened.setdefault(key.tobytes(), []).append(unit)
+        candidates = [members for members in screened.values() if len(members) > 1]
+    groups = []
+    for members in candidates:
+        numerators, _ = integer_numerators(rows[members])
+        by_direction: dict[tuple, list[int]] = {}
+        for unit, row in zip(members, numerators):
+            by_direction.setdefault(direction(row), []).append(unit)
+        groups.extend(sorted(group) for group in by_direction.values() if len(group) > 1)
+    return sorted(groups)
 
 
 def find_degeneracy(instance: Instance) -> Degeneracy:

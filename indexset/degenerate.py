@@ -57,9 +57,6 @@ from .activations import ODD_LINEAR
 from .instance import Instance, exact_value
 from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
-BRUTE_WIDTH = 14
-"""0/1 subsystems with at most this many unknowns are enumerated directly."""
-
 MAX_ENUMERATION = 1 << 17
 """Most sign vectors tried in the rank ≥ 1 cases before answering unknown."""
 
@@ -408,26 +405,14 @@ def _zero_system(base, terms, search: _Search):
 
 def _solve_01(M: np.ndarray, t: np.ndarray, search: _Search):
     """One 0/1 solution of M z = t (exact), False when none exists, None if undecided."""
-    from .engines.brute import solve_system_brute
-    from .portfolio import run_portfolio
-    from .reduce import reduce_system
+    from .decide import decide_system
     from .result import FEASIBLE, INFEASIBLE
     from .system import System
 
-    if M.shape[1] <= BRUTE_WIDTH:
-        solutions = solve_system_brute(M, t)
-        return solutions[0] if solutions else False
-    reduction = reduce_system(M, t)
-    if not reduction.span_feasible or reduction.integer_feasible is False:
-        return False
-    if reduction.unique_solution is not None:
-        z = reduction.unique_solution
-        return [i for i, v in enumerate(z) if v == 1] if all(v in (0, 1) for v in z) else False
-    system = System(M, t, None, list(range(M.shape[0])))
-    result = run_portfolio(system, reduction, time_limit=search.remaining(), stop=search.stop)
-    if result.status == FEASIBLE and system.is_solution(result.index_set):
+    result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=search.remaining(), stop=search.stop)
+    if result.status == FEASIBLE:
         return list(result.index_set)
-    if result.status == INFEASIBLE and result.complete:
+    if result.status == INFEASIBLE:
         return False
     search.undecided.append(f"a 0/1 subsystem with {M.shape[1]} unknowns was not decided ({result.reason})")
     return None
@@ -559,39 +544,24 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
 
 def witness_instance(instance: Instance, values: dict, rounded: bool = False) -> Instance:
     """An :class:`Instance` (residual-free, same activation and width) from exact arrays."""
-    from .witness import _represent  # the witness module's choice of exact storage
+    from .witness import block_instance
 
-    arrays = {key: values[key] for key in ("W_up", "b_up", "W_down", "b_down")}
-    prefer_float = rounded or any(
-        getattr(instance, key) is not None and getattr(instance, key).dtype.kind == "f"
-        for key in ("W_up", "W_down", "skip", "b_up", "b_down")
-    )
-    represented, denominator, rounded_storage = _represent(arrays, prefer_float)
-    metadata = {"witness_of": str(instance.source), "witness_kind": np.array("degenerate (MATH.md §7)")}
-    if rounded or rounded_storage:
-        metadata["witness_rounded"] = np.array(True)
-    return Instance(
-        **represented, activation=instance.activation, denominator=denominator,
-        residual_free=True, metadata=metadata, source=f"witness of {instance.source}",
-    )
+    return block_instance(instance, values, "degenerate (MATH.md §7)", rounded)
 
 
 def result_witness(instance: Instance, result: Result) -> Instance:
     """The residual-free block behind an ``absorbable`` Result of one block.
 
-    §7 positives carry their witness in ``certificate["witness"]``; every
-    other positive is the flip witness of ``result.index_set`` (MATH.md §2).
+    Positives that are not flips (MATH.md §7, §8 constructions) carry their
+    witness in ``certificate["witness"]``; every other positive is the flip
+    witness of ``result.index_set`` (MATH.md §2).
     """
-    from .witness import witness
+    from .witness import block_instance, decode_block, witness
 
     certificate = result.certificate or {}
-    if certificate.get("kind") == "degenerate":
-        block = certificate["witness"]
-        values = {key: np.array([[Fraction(v) for v in row] for row in block[key]], dtype=object)
-                  for key in ("W_up", "W_down")}
-        for key in ("b_up", "b_down"):
-            values[key] = np.array([Fraction(v) for v in block[key]], dtype=object)
-        return witness_instance(instance, values, bool(certificate.get("rounded_constant")))
+    if "witness" in certificate:
+        kind = certificate.get("argument", certificate.get("kind", "witness"))
+        return block_instance(instance, decode_block(certificate["witness"]), kind, bool(certificate.get("rounded_constant")))
     return witness(instance, result.index_set)
 
 
@@ -675,7 +645,7 @@ def argument(instance: Instance) -> str:
 
 
 def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
-    from .witness import check_forward
+    from .witness import check_forward, encode_block
 
     built = build_witness(instance, plan, form, classes)
     if not _matches(form, built.values, instance.act, built.rounded_constant):
@@ -697,19 +667,10 @@ def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
         "kind": "degenerate", "argument": "MATH.md §7", "classes": classes.m, "spare": classes.spare,
         "flipped": plan.flipped, "upgraded": plan.upgraded, "pairs": pairs,
         "rounded_constant": built.rounded_constant, "forward_check": check.to_json(),
-        "witness": _certificate_block(built.values),
+        "witness": encode_block(built.values),
     }
     return Result(ABSORBABLE, reason, verified=True, stages=stages, engine="degenerate", certificate=certificate,
                   extension=True, complete=False, time_s=elapsed)
-
-
-def _certificate_block(values: dict) -> dict:
-    return {
-        "W_up": [[str(v) for v in row] for row in values["W_up"]],
-        "b_up": [str(v) for v in values["b_up"]],
-        "W_down": [[str(v) for v in row] for row in values["W_down"]],
-        "b_down": [str(v) for v in values["b_down"]],
-    }
 
 
 def _negative(instance, classes, stages, elapsed) -> Result:

@@ -104,8 +104,9 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .activations import ODD_LINEAR
-from .theorems import linear_fallback, theorem_result
-from .degeneracy import Degeneracy, direction, find_degeneracy
+from .classes import AFFINE, BIAS_FREE, phrase
+from .theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
+from .degeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
 from .errors import InputError
 from .instance import Instance
 from .rational import as_fraction, integer_numerators
@@ -586,39 +587,17 @@ def check_rounded(instance: Instance, data: FloatData, z_hat: np.ndarray, tau: F
 def screen_degeneracy(instance: Instance) -> Degeneracy:
     """:func:`indexset.degeneracy.find_degeneracy`, fast for float weights.
 
-    Zero rows and columns are found exactly in float64. Collinear rows are
-    screened by a key (each row divided by its first nonzero entry): exactly
-    collinear rows have equal exact ratios, hence equal correctly rounded
-    keys, so rows with different keys are provably not collinear; groups
-    that share a key are then checked exactly with integer arithmetic.
+    Zero rows and columns are found exactly in float64; collinear rows by
+    :func:`indexset.degeneracy.collinear_groups` (a float key screen, then
+    exact checks).
     """
     U = _exact_float(instance.W_up)
     D = _exact_float(instance.W_down)
-    if U is None or D is None or instance.n * instance.d <= 20_000:
+    if U is None or D is None or instance.n * instance.d <= SCREEN_FROM:
         return find_degeneracy(instance)
     zero_rows = [int(i) for i in np.flatnonzero(~U.any(axis=1))]
     zero_columns = [int(i) for i in np.flatnonzero(~D.any(axis=0))]
-    live = np.flatnonzero(U.any(axis=1))
-    rows = U[live]
-    pivots = rows[np.arange(len(live)), np.argmax(rows != 0, axis=1)]
-    keys = rows / pivots[:, None] + 0.0  # + 0.0 turns −0.0 into +0.0
-    groups: dict[bytes, list[int]] = {}
-    for unit, key in zip(live, keys):
-        groups.setdefault(key.tobytes(), []).append(int(unit))
-    classes = []
-    for members in groups.values():
-        if len(members) > 1:
-            classes.extend(_exact_classes(U, members))
-    return Degeneracy(zero_rows, sorted(classes), zero_columns, instance.d == 1)
-
-
-def _exact_classes(U: np.ndarray, members: list[int]) -> list[list[int]]:
-    """Split candidate units into exact collinearity classes of size ≥ 2."""
-    numerators, _ = integer_numerators(U[members])
-    by_direction: dict[tuple, list[int]] = {}
-    for unit, row in zip(members, numerators):
-        by_direction.setdefault(direction(row), []).append(unit)
-    return [sorted(group) for group in by_direction.values() if len(group) > 1]
+    return Degeneracy(zero_rows, collinear_groups(U), zero_columns, instance.d == 1)
 
 
 # ------------------------------------------------------------ decision
@@ -630,7 +609,7 @@ def gram_applies(instance: Instance) -> bool:
     return instance.act.kind == ODD_LINEAR and not instance.residual_free and instance.n <= instance.d**2
 
 
-def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None) -> Result:
+def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None, target_class: str = AFFINE) -> Result:
     """Decide absorbability by the Gram path of MATH.md §6, never forming M.
 
     Parameters
@@ -643,6 +622,8 @@ def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None
     exact_upper : bool or None
         Force (True) or avoid (False) the exact verifier on the rounded set
         when the float bound already rules it out; None decides by size.
+    target_class : {"affine", "bias-free"}
+        Which residual-free blocks count (:mod:`indexset.classes`).
 
     Returns
     -------
@@ -666,8 +647,8 @@ def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None
     if tau is not None and tau < 0:
         raise InputError("--tol", "tolerance must be ≥ 0")
     if instance.act.kind != ODD_LINEAR:
-        return theorem_result(instance, start)
-    stages = {"path": "gram", "classify": instance.act.kind, "activation": instance.activation, "c": str(instance.act.c), "n": instance.n, "d": instance.d}
+        return theorem_result(instance, target_class, start=start)
+    stages = {"path": "gram", "class": target_class, "classify": instance.act.kind, "activation": instance.activation, "c": str(instance.act.c), "n": instance.n, "d": instance.d}
     if instance.n > instance.d**2:
         return _finish(Result(UNKNOWN, SINGULAR_REASON.format(why=f"singular (n = {instance.n} > d² = {instance.d**2})"), stages=stages, engine="gram"), start)
     data = float_data(instance)
@@ -683,10 +664,12 @@ def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None
     threshold = Fraction(0) if tau is None else instance.d * tau
     if not rounded.holds and Fraction(bounds.distance_lower) <= threshold:
         recheck_extended(data, bounds)
-    return _finish(_decide(instance, data, bounds, rounded, tau, stages), start)
+    result = _decide(instance, data, bounds, rounded, tau, stages, target_class)
+    result.target_class = target_class
+    return _finish(result, start)
 
 
-def _decide(instance, data, bounds, rounded, tau, stages) -> Result:
+def _decide(instance, data, bounds, rounded, tau, stages, target_class=AFFINE) -> Result:
     lower = 0.0 if rounded.holds else bounds.distance_lower
     certificate = _certificate(instance, data, bounds, rounded, tau, lower)
     stages.update(
@@ -704,6 +687,12 @@ def _decide(instance, data, bounds, rounded, tau, stages) -> Result:
     )
     common = dict(stages=stages, engine="gram", certificate=certificate)
     extension = instance.act.extension
+    if target_class == BIAS_FREE and instance.b_up is not None and bool(np.any(instance.b_up != 0)) and not instance.act.linear:
+        verdict = bias_inside_verdict(instance, screen_degeneracy(instance), stages)
+        if verdict is not None:
+            verdict.certificate = certificate  # the distance interval stays informative
+            return verdict
+        return Result(UNKNOWN, f"degenerate weights with a bias inside σ: no theorem decides them against {phrase(BIAS_FREE)} on the Gram path", **common)
     if rounded.holds:
         within = f" within τ = {_show(tau)}" if tau is not None else ""
         reason = (
@@ -713,7 +702,7 @@ def _decide(instance, data, bounds, rounded, tau, stages) -> Result:
         return Result(ABSORBABLE, reason, index_set=rounded.index_set, verified=True, extension=extension, complete=True, **common)
     threshold = Fraction(0) if tau is None else instance.d * tau
     if Fraction(lower) > threshold:
-        return _negative(instance, lower, certificate, tau, common)
+        return _negative(instance, lower, certificate, tau, common, target_class)
     if not bounds.nonsingular:
         why = f"not certified nonsingular (λ_min estimate {bounds.lambda_estimate:.3g}, certified lower bound 0)"
         return Result(UNKNOWN, SINGULAR_REASON.format(why=why), **common)
@@ -725,7 +714,7 @@ def _decide(instance, data, bounds, rounded, tau, stages) -> Result:
     return Result(UNKNOWN, reason, **common)
 
 
-def _negative(instance, lower, certificate, tau, common) -> Result:
+def _negative(instance, lower, certificate, tau, common, target_class=AFFINE) -> Result:
     act = instance.act
     if tau is None:
         claim = f"certified distance to absorbability ≥ {lower:.6g} (Frobenius; {certificate['relative_lower']:.3g} relative to ‖A‖_F) > 0, so no index set S satisfies (★)"
@@ -738,10 +727,8 @@ def _negative(instance, lower, certificate, tau, common) -> Result:
     if not degeneracy.nondegenerate:
         reason = f"{claim}; but the weights are {degeneracy.describe()}, where (★) is not necessary (MATH.md §3): absorption is not ruled out"
         return Result(UNKNOWN, reason, **common)
-    extension = act.extension or instance.has_biases
-    note = " (extension: biases)" if instance.has_biases and not act.extension else ""
-    reason = f"{claim} (MATH.md §6 Gram bound); {act.reason}{note}"
-    return Result(NOT_ABSORBABLE, reason, extension=extension, complete=True, **common)
+    reason = f"{claim} (MATH.md §6 Gram bound); {necessity(instance, target_class)}"
+    return Result(NOT_ABSORBABLE, reason, extension=act.extension or target_class == AFFINE, complete=True, **common)
 
 
 def _certificate(instance, data, bounds, rounded, tau, lower) -> dict:

@@ -48,15 +48,17 @@ from __future__ import annotations
 import json
 import math
 import time
+from fractions import Fraction
 
 import numpy as np
 
 from .activations import ODD_LINEAR
+from .classes import AFFINE, BIAS_FREE, check_class
 from .degeneracy import find_degeneracy
 from .errors import InputError
 from .instance import Instance, _denominator, _scalar_string, read_npz
 from .rational import fmpz_matrix, integer_numerators
-from .result import NOT_ABSORBABLE, UNKNOWN, Result
+from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 HC_KEYS = ("H_res", "H_pre", "H_post")
 """Keys that make a file a hyper-connection file."""
@@ -279,14 +281,14 @@ def describe(instance: Instance) -> dict | None:
                 rank_argument=argument["text"])
 
 
-def solve_hyper(instance: Instance, *, time_limit=None, find_all=False, tol=None, stop=None, **options) -> Result:
+def solve_hyper(instance: Instance, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None, stop=None, **options) -> Result:
     """Decide an effective HC block: the rank argument first, then the usual pipeline.
 
     Parameters
     ----------
     instance : Instance
         An effective HC block (see :func:`load_hyper`) or any block.
-    time_limit, find_all, tol, stop, options
+    target_class, time_limit, find_all, tol, stop, options
         As in :func:`indexset.solver.solve`.
 
     Returns
@@ -300,17 +302,20 @@ def solve_hyper(instance: Instance, *, time_limit=None, find_all=False, tol=None
     from .solver import solve
 
     start = time.perf_counter()
+    target_class = check_class(target_class)
     if tol is None and instance.act.kind == ODD_LINEAR and not instance.residual_free:
         argument = rank_argument(instance)
         if argument["applies"]:
-            result = _by_rank(instance, argument, time_limit, stop, find_all)
+            result = _by_rank(instance, argument, time_limit, stop, find_all, target_class)
             result.time_s = time.perf_counter() - start
+            result.target_class = target_class
             return result
-    return solve(instance, time_limit=time_limit, find_all=find_all, tol=tol, stop=stop, **options)
+    return solve(instance, target_class=target_class, time_limit=time_limit, find_all=find_all, tol=tol, stop=stop, **options)
 
 
-def _by_rank(instance: Instance, argument: dict, time_limit, stop, find_all) -> Result:
+def _by_rank(instance: Instance, argument: dict, time_limit, stop, find_all, target_class) -> Result:
     from .degenerate import decide_degenerate
+    from .theorems import bias_inside_verdict, necessity
 
     stages = {"path": "hyper-connection rank argument", "rank_write": argument["rank_write"],
               "rank_read": argument["rank_read"], "d": argument["d"]}
@@ -319,14 +324,14 @@ def _by_rank(instance: Instance, argument: dict, time_limit, stop, find_all) -> 
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
     if degeneracy.nondegenerate:
-        biases = instance.has_biases
-        reason = (f"{argument['text']}; the effective weights are nondegenerate, so by MATH.md §3 (invertible "
-                  f"skip H_res ⊗ I_C, {instance.act.reason}) the block is not absorbable")
-        if biases:
-            reason += " (with biases: necessity is an extension beyond the paper)"
+        reason = (f"{argument['text']}; the effective weights are nondegenerate and the skip H_res ⊗ I_C is "
+                  f"invertible (MATH.md §3), so: {necessity(instance, target_class)}; the block is not absorbable")
         return Result(NOT_ABSORBABLE, reason, stages=stages, engine="rank", certificate=certificate,
-                      extension=instance.act.extension or biases, complete=True, **listing)
+                      extension=instance.act.extension or target_class == AFFINE or instance.has_biases, complete=True, **listing)
     decided = decide_degenerate(instance, time_limit=time_limit, stop=stop)
+    if decided is not None and decided.status == ABSORBABLE and target_class == BIAS_FREE:
+        if any(Fraction(v) != 0 for v in decided.certificate["witness"]["b_up"]):
+            decided = bias_inside_verdict(instance, degeneracy, stages)
     if decided is not None and decided.decided:
         decided.reason = f"{argument['text']}; but the effective weights are {degeneracy.describe()}, so: {decided.reason}"
         decided.stages = dict(stages, degenerate=decided.stages)

@@ -16,7 +16,10 @@ dispatch to the right decision and name the theorem or argument behind it.
 from __future__ import annotations
 
 
+import numpy as np
+
 from . import hyper, stack
+from .classes import AFFINE, BIAS_FREE
 from .errors import InputError
 from .instance import Instance, read_npz
 from .result import Result
@@ -65,7 +68,7 @@ def solve_any(loaded, **options) -> Result:
     to :func:`indexset.solver.solve`.
     """
     if isinstance(loaded, stack.Stack):
-        allowed = {k: v for k, v in options.items() if k in ("time_limit", "seed", "engines", "stop", "progress")}
+        allowed = {k: v for k, v in options.items() if k in ("target_class", "time_limit", "seed", "engines", "stop", "progress")}
         return stack.solve_stack(loaded, **allowed)
     if hyper.hyper_info(loaded) is not None:
         return hyper.solve_hyper(loaded, **options)
@@ -74,26 +77,34 @@ def solve_any(loaded, **options) -> Result:
     return solve(loaded, **options)
 
 
-def argument(instance: Instance) -> str:
-    """The theorem or argument that decides a single (or effective HC) block."""
-    from .activations import ODD_LINEAR
+def argument(instance: Instance, target_class: str = AFFINE) -> str:
+    """The theorem or argument that decides a single (or effective HC) block against ``target_class``."""
+    from .activations import GATED, HOMOGENEOUS, ODD_LINEAR
     from .degeneracy import find_degeneracy
     from .degenerate import merge_kind
+    from .theorems import necessity
 
     act = instance.act
     if instance.residual_free:
         return "residual-free block: there is no skip to absorb"
-    if act.kind != ODD_LINEAR:
-        from .theorems import theorem_result
+    if act.kind in (HOMOGENEOUS, GATED):
+        from .affine import argument as affine_argument
 
-        return theorem_result(instance).reason  # the same verdict solve gives (bias inside σ: unknown)
+        return affine_argument(instance, target_class)
+    if act.kind != ODD_LINEAR:
+        from .theorems import theorem_verdict
+
+        return theorem_verdict(act, False, None, target_class).reason
     prefix = ""
     if hyper.hyper_info(instance) is not None:
         rank = hyper.rank_argument(instance)
         if rank["applies"]:
             prefix = rank["text"] + "; "
-    if find_degeneracy(instance).nondegenerate:
-        return prefix + act.reason
+    degeneracy = find_degeneracy(instance)
+    if degeneracy.nondegenerate:
+        if target_class == BIAS_FREE and instance.b_up is not None and bool(np.any(instance.b_up != 0)) and not act.linear:
+            return prefix + "Theorem A, bias-free part (MATH.md §8.3, extension): nondegenerate weights with a bias inside σ: not absorbable by bias-free blocks"
+        return prefix + necessity(instance, target_class)
     if merge_kind(act) is None:
         return prefix + f"degenerate weights, where (★) is sufficient but not necessary (MATH.md §3); {act.name} has no even part to merge units by, so a 'no S' answer stays unknown"
     return prefix + ("degenerate weights: (★) is sufficient; a 'no S' answer is settled by the exact decision of "
@@ -110,7 +121,7 @@ def write_block_witness(instance: Instance, result: Result, out: str, fmt: str) 
     from .commands.verify import write_checked_block, write_witness
     from .degenerate import result_witness
 
-    if not (result.certificate or {}).get("kind") == "degenerate":
+    if "witness" not in (result.certificate or {}):
         return write_witness(instance, result.index_set, out, fmt)
     return write_checked_block(instance, result_witness(instance, result), out, fmt)
 

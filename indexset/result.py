@@ -52,6 +52,9 @@ class Result:
         (MATH.md marks these "(extension)").
     complete : bool
         True when the search that produced the answer was exhaustive.
+    target_class : str or None
+        The class of residual-free blocks the verdict is about (``affine``
+        or ``bias-free``, :mod:`indexset.classes`); None for 0/1 systems.
     """
 
     status: str
@@ -66,6 +69,7 @@ class Result:
     certificate: dict | None = None
     extension: bool = False
     complete: bool = False
+    target_class: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -81,6 +85,7 @@ class Result:
         """JSON-ready dict with the keys documented for ``--json``."""
         return {
             "status": self.status,
+            "class": self.target_class,
             "reason": self.reason,
             "index_set": self.index_set,
             "verified": self.verified,

@@ -22,7 +22,9 @@ llama      layers.i.mlp.gate_proj, up_proj / down_proj       silu → SwiGLU pre
 Each layer becomes an :class:`~indexset.instance.Instance` (float64 weights
 converted exactly from float32/float16/bfloat16, biases included, identity
 skip) and is decided by :func:`indexset.gram.gram_decide`. Gated layers
-(LLaMA) are decided by theorem without reading their weight matrices.
+(LLaMA) are decided by theorem: against bias-free blocks from their shapes
+and biases alone (the paper); against blocks with biases by Theorem C of
+MATH.md §8, which reads the gate rows to check its hypotheses.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from typing import Callable, Iterator
 import numpy as np
 from safetensors import safe_open
 
-from . import activations
+from . import activations, affine
+from .classes import AFFINE, BIAS_FREE, check_class
 from .errors import InputError
 from .gram import gram_decide
 from .theorems import theorem_verdict
@@ -372,36 +375,49 @@ def layer_instance(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> Instan
     return Instance(W_up, W_down, b_up=b_up, b_down=b_down, activation=plan.activation, source=source)
 
 
-def _gated_row(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> tuple[int, int, object]:
-    """Verdict of a gated layer by theorem, reading shapes and biases only."""
+def gated_instance(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> Instance:
+    """The gated MLP block of one layer as an Instance (float64, identity skip)."""
+    gate, up, down = (plan.prefix + getattr(plan.layout, key).format(i=layer) for key in ("gate", "up", "down"))
+    W_gate, W_up, W_down = (_tensor(checkpoint, name + ".weight") for name in (gate, up, down))
+    if W_gate.shape != W_up.shape or W_down.shape != W_up.shape[::-1]:
+        raise InputError(checkpoint.path, f"layer {layer}: gate {W_gate.shape}, up {W_up.shape} and down {W_down.shape} weights do not fit one block")
+    if gate + ".bias" in checkpoint and np.any(checkpoint.array(gate + ".bias") != 0):
+        raise InputError(checkpoint.path, f"layer {layer}: a bias on the gate projection is not supported")
+    b_up = _tensor(checkpoint, up + ".bias", required=False)
+    b_down = _tensor(checkpoint, down + ".bias", required=False)
+    return Instance(W_up, W_down, b_up=b_up, b_down=b_down, W_gate=W_gate, activation=plan.activation, source=f"{plan.path}:layer {layer}")
+
+
+def _gated_row(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_class: str) -> tuple[int, int, object]:
+    """Verdict of a gated layer: by the paper's theorem from shapes and biases, or by Theorem C (MATH.md §8)."""
     gate = plan.prefix + plan.layout.gate.format(i=layer)
     up = plan.prefix + plan.layout.up.format(i=layer)
-    down = plan.prefix + plan.layout.down.format(i=layer)
-    for name in (gate, up, down):
+    for name in (gate, up, plan.prefix + plan.layout.down.format(i=layer)):
         if name + ".weight" not in checkpoint:
             raise InputError(checkpoint.path, f"tensor {name}.weight is missing")
     n, d = checkpoint.shape(gate + ".weight")
-    biased = any(
-        name + ".bias" in checkpoint and np.any(checkpoint.array(name + ".bias") != 0) for name in (gate, up)
-    )
-    return d, n, theorem_verdict(activations.get(plan.activation), biased)
+    biased = any(name + ".bias" in checkpoint and np.any(checkpoint.array(name + ".bias") != 0) for name in (gate, up))
+    if target_class == BIAS_FREE and not biased:
+        return d, n, theorem_verdict(activations.get(plan.activation), False, None, BIAS_FREE)
+    return d, n, affine.decide(gated_instance(checkpoint, plan, layer), target_class)
 
 
-def scan_layer(checkpoint: Checkpoint, plan: ScanPlan, layer: int, tol=None) -> dict:
-    """Decide one layer; return its row for the report."""
+def scan_layer(checkpoint: Checkpoint, plan: ScanPlan, layer: int, tol=None, target_class: str = AFFINE) -> dict:
+    """Decide one layer against ``target_class``; return its row for the report."""
     start = time.perf_counter()
     if plan.layout.gate is not None:
-        d, n, result = _gated_row(checkpoint, plan, layer)
+        d, n, result = _gated_row(checkpoint, plan, layer, target_class)
     else:
         instance = layer_instance(checkpoint, plan, layer)
         d, n = instance.d, instance.n
-        result = gram_decide(instance, tol=tol)
+        result = gram_decide(instance, tol=tol, target_class=target_class)
     certificate = result.certificate or {}
     return {
         "layer": layer,
         "d": d,
         "n": n,
         "activation": plan.activation,
+        "class": target_class,
         "status": result.status,
         "reason": result.reason,
         "distance_lower": certificate.get("distance_lower"),
@@ -425,6 +441,7 @@ class ScanReport:
     layers: list
     notes: list = field(default_factory=list)
     tol: str | None = None
+    target_class: str = AFFINE
 
     @property
     def exit_code(self) -> int:
@@ -447,17 +464,18 @@ class ScanReport:
             "activation_source": self.activation_source,
             "notes": self.notes,
             "tol": self.tol,
+            "class": self.target_class,
             "layers": self.layers,
         }
 
 
-def iter_scan(checkpoint: Checkpoint, plan: ScanPlan, tol=None) -> Iterator[dict]:
+def iter_scan(checkpoint: Checkpoint, plan: ScanPlan, tol=None, target_class: str = AFFINE) -> Iterator[dict]:
     """Rows of every layer in order, one layer in memory at a time."""
     for layer in plan.layers:
-        yield scan_layer(checkpoint, plan, layer, tol)
+        yield scan_layer(checkpoint, plan, layer, tol, target_class)
 
 
-def scan(path, activation: str | None = None, tol=None, progress: Callable | None = None) -> ScanReport:
+def scan(path, activation: str | None = None, tol=None, progress: Callable | None = None, target_class: str = AFFINE) -> ScanReport:
     """Decide the MLP block of every layer of a checkpoint.
 
     Parameters
@@ -471,6 +489,8 @@ def scan(path, activation: str | None = None, tol=None, progress: Callable | Non
     progress : callable, optional
         ``progress(done, total, row)``, called with ``row=None`` before the
         first layer and then after every layer.
+    target_class : {"affine", "bias-free"}
+        Which residual-free blocks count (:mod:`indexset.classes`).
 
     Returns
     -------
@@ -483,14 +503,15 @@ def scan(path, activation: str | None = None, tol=None, progress: Callable | Non
         dtype or activation, inconsistent shapes.
     """
     path = os.fspath(path)
+    target_class = check_class(target_class)
     with Checkpoint(path) as checkpoint:
         plan = plan_scan(checkpoint, activation)
         total = len(plan.layers)
         if progress:
             progress(0, total, None)
         rows = []
-        for row in iter_scan(checkpoint, plan, tol):
+        for row in iter_scan(checkpoint, plan, tol, target_class):
             rows.append(row)
             if progress:
                 progress(len(rows), total, row)
-    return ScanReport(plan.model, plan.layout.name, plan.norm, plan.meaning, plan.activation, plan.activation_source, rows, plan.notes, None if tol is None else str(tol))
+    return ScanReport(plan.model, plan.layout.name, plan.norm, plan.meaning, plan.activation, plan.activation_source, rows, plan.notes, None if tol is None else str(tol), target_class)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import activations
 from .degeneracy import find_degeneracy
+from .classes import AFFINE, BIAS_FREE, check_class
 from .degenerate import decide_degenerate
 from .errors import InputError
 from .gram import gram_applies, gram_decide
@@ -35,7 +36,7 @@ from .rational import fmpz_matrix
 from .reduce import reduce_system
 from .result import ABSORBABLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
 from .system import System, build_system
-from .theorems import linear_fallback, theorem_result
+from .theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
 from .verify import verify
 
 GRAM_SIZE = 50_000
@@ -67,12 +68,15 @@ ABLATIONS = ("prune", "lattice", "gram")
 """Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
 
 
-def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=(), cluster=None) -> Result:
+def solve(instance: Instance, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=(), cluster=None) -> Result:
     """Decide whether ``instance`` can absorb its skip connection.
 
     Parameters
     ----------
     instance : Instance
+    target_class : {"affine", "bias-free"}
+        Which residual-free blocks count (:mod:`indexset.classes`): with
+        biases (default) or without a bias inside σ.
     time_limit : float, optional
         Seconds for the whole call; past it the answer is ``unknown``
         (with whatever was proven so far).
@@ -106,6 +110,7 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("--seed", f"must be an integer ≥ 0, got {seed!r}")
+    target_class = check_class(target_class)
     clock = _Clock(time_limit, stop)
     tol = None if tol is None else Fraction(tol)
     ablate = frozenset(ablate)
@@ -113,26 +118,31 @@ def solve(instance: Instance, *, time_limit=None, find_all=False, tol=None, seed
         raise ValueError(f"unknown ablation {sorted(ablate - set(ABLATIONS))}; choose from {ABLATIONS}")
     if "lattice" in ablate:
         engines = [name for name in (engines or available_engines()) if name != "lattice"]
-    result = _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, cluster)
+    result = _solve(instance, target_class, clock, find_all, tol, seed, engines, progress, ablate, cluster)
     result.time_s = clock.elapsed()
+    result.target_class = target_class
     return result
 
 
-def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, cluster=None) -> Result:
+def _solve(instance, target_class, clock, find_all, tol, seed, engines, progress, ablate, cluster=None) -> Result:
     act = instance.act
     if instance.residual_free:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
     if act.kind != activations.ODD_LINEAR:
-        return theorem_result(instance)
-    if "gram" not in ablate and gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
-        # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
-        result = gram_decide(instance, tol=tol)
-        if result.decided:
-            return result
-    stages = {"classify": act.kind, "activation": act.name, "c": str(act.c)}
+        return theorem_result(instance, target_class, time_limit=clock.remaining(), stop=clock.stop, seed=seed)
+    stages = {"classify": act.kind, "activation": act.name, "c": str(act.c), "class": target_class}
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
-    context = _Context(instance, degeneracy, stages, tol, find_all, clock, cluster)
+    if target_class == BIAS_FREE and instance.b_up is not None and bool(np.any(instance.b_up != 0)):
+        decided = bias_inside_verdict(instance, degeneracy, stages)
+        if decided is not None:
+            return decided
+    if "gram" not in ablate and gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
+        # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
+        result = gram_decide(instance, tol=tol, target_class=target_class)
+        if result.decided:
+            return result
+    context = _Context(instance, degeneracy, stages, tol, find_all, clock, target_class, cluster)
     stage_start = time.perf_counter()
     system = build_system(instance, tol)
     stages["system"] = {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length(), "time_s": _since(stage_start)}
@@ -155,8 +165,9 @@ def _solve(instance, clock, find_all, tol, seed, engines, progress, ablate, clus
 class _Context:
     """What every stage needs to turn facts into a verdict."""
 
-    def __init__(self, instance, degeneracy, stages, tol, find_all, clock, cluster=None):
+    def __init__(self, instance, degeneracy, stages, tol, find_all, clock, target_class=AFFINE, cluster=None):
         self.instance = instance
+        self.target_class = target_class
         self.degeneracy = degeneracy
         self.stages = stages
         self.tol = tol
@@ -170,13 +181,15 @@ class _Context:
 
     def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
         """``not_absorbable`` with its proof; on degenerate weights the §7 decision, else ``unknown``."""
-        scope = f"no index set S satisfies (★) within τ = {self.tol}" if self.tol is not None else "no index set S satisfies (★)"
+        scope = f"no index set S with |S| ≥ d satisfies (★) within τ = {self.tol}" if self.tol is not None else "no index set S satisfies (★)"
         if self.instance.act.linear:
             return linear_fallback(self.instance, self.tol, f"{scope} ({proof})", self.stages)
         if not self.degeneracy.nondegenerate:
             # The exact decision for degenerate weights (MATH.md §7, an extension):
             # only its proven answers replace "unknown". It spends the caller's remaining time.
             decided = decide_degenerate(self.instance, tol=self.tol, time_limit=self.clock.remaining(), stop=self.clock.stop)
+            if decided is not None and decided.status == ABSORBABLE and self.target_class == BIAS_FREE and not _bias_free_witness(decided):
+                decided = None  # the §7 witness needs a bias inside σ: it says nothing about bias-free blocks
             if decided is not None and decided.decided:
                 decided.reason = f"{scope} ({proof}); {decided.reason}"
                 decided.stages = dict(self.stages, degenerate=decided.stages)
@@ -188,13 +201,10 @@ class _Context:
                 "not necessary, for degenerate weights (MATH.md §3)",
                 stages=self.stages, certificate=certificate, engine=engine, complete=True, count=0, solutions=[] if self.find_all else None,
             )
-        biases = self.instance.has_biases
-        reason = f"{scope}: {proof}; {self.instance.act.reason}"
-        if biases:
-            reason += " (with biases: necessity is an extension beyond the paper)"
+        reason = f"{scope}: {proof}; {necessity(self.instance, self.target_class)}"
         return Result(
             NOT_ABSORBABLE, reason, stages=self.stages, certificate=certificate, engine=engine,
-            extension=self.extension or biases, complete=True, count=0, solutions=[] if self.find_all else None,
+            extension=self.extension or self.target_class == AFFINE, complete=True, count=0, solutions=[] if self.find_all else None,
         )
 
     def positive(self, supports: list, complete: bool, engine: str, note: str = "") -> Result:
@@ -216,6 +226,12 @@ class _Context:
             solutions=checked if self.find_all else None, stages=self.stages, engine=engine,
             extension=self.extension, complete=complete,
         )
+
+
+def _bias_free_witness(result: Result) -> bool:
+    """Whether a §7 witness has no bias inside σ."""
+    block = (result.certificate or {}).get("witness", {})
+    return all(Fraction(v) == 0 for v in block.get("b_up", []))
 
 
 def _since(start: float) -> float:

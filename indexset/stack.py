@@ -48,7 +48,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .activations import GATED, HOMOGENEOUS, ODD_LINEAR
+from .activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
+from .classes import AFFINE, BIAS_FREE, check_class, phrase
 from .errors import InputError
 from .instance import RESIDUAL_FREE, WEIGHT_KEYS, Instance, _denominator, _scalar_string, exact_value, read_npz, write_npz
 from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
@@ -300,16 +301,18 @@ def _float_scale(stack: Stack, x: np.ndarray, out: np.ndarray) -> float:
 
 
 # ================================================================ decision
-def depth_corollary(stack: Stack) -> Result | None:
+def depth_corollary(stack: Stack, target_class: str = BIAS_FREE) -> Result | None:
     """MATH.md §4 depth corollary for impossible activation classes, or None.
 
     With no bias inside σ and none between blocks, F(0) = 0 and F is
     differentiable at 0 with Jacobian A_L⋯A_1 (invertible); a residual-free
-    stack of the same kind (no bias inside σ) is G(0) + O(|x|²) at 0,
-    because its first block is. So the two never agree.
+    stack of bias-free blocks (no bias inside σ; output biases allowed) is
+    G(0) + O(|x|²) at 0, because its first block is. So the two never
+    agree. With biases inside σ of g the argument fails (MATH.md §8.7): for
+    the affine class this returns None and the blocks are decided one by one.
     """
     act = stack.act
-    if act.kind not in (HOMOGENEOUS, GATED):
+    if act.kind not in (HOMOGENEOUS, GATED) or target_class != BIAS_FREE:
         return None
     inside = [i for i, b in enumerate(stack.blocks) if b.b_up is not None and np.any(b.b_up != 0)]
     between = [i for i, b in enumerate(stack.blocks[:-1]) if b.b_down is not None and np.any(b.b_down != 0)]
@@ -320,19 +323,21 @@ def depth_corollary(stack: Stack) -> Result | None:
         return Result(UNKNOWN, reason, stages=stages, engine="theorem")
     reason = (
         f"MATH.md §4 depth corollary ({act.name}, L = {stack.L}): with no bias inside σ and none between blocks "
-        "the stack F has F(0) = 0 and Jacobian A_L⋯A_1 at 0 (invertible skips), while every residual-free "
-        f"stack of the same kind is G(0) + O(|x|²) at 0 (Jacobian 0); so no stack of L residual-free blocks "
+        "the stack F has F(0) = 0 and Jacobian A_L⋯A_1 at 0 (invertible skips), while every stack of "
+        f"{phrase(BIAS_FREE)} is G(0) + O(|x|²) at 0 (Jacobian 0); so no stack of L such blocks "
         f"of width n = {stack.n} equals it. Per block: {act.reason}"
     )
     return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True)
 
 
-def solve_stack(stack: Stack, *, time_limit=None, seed=0, engines=None, stop=None, progress=None) -> Result:
+def solve_stack(stack: Stack, *, target_class=AFFINE, time_limit=None, seed=0, engines=None, stop=None, progress=None) -> Result:
     """Decide a stack (see the module doc).
 
     Parameters
     ----------
     stack : Stack
+    target_class : {"affine", "bias-free"}
+        Which residual-free blocks the witness stack may use.
     time_limit : float, optional
         Seconds for the whole stack, shared among the blocks.
     seed, engines, stop, progress
@@ -348,23 +353,25 @@ def solve_stack(stack: Stack, *, time_limit=None, seed=0, engines=None, stop=Non
     start = time.perf_counter()
     if stack.residual_free:
         raise InputError(stack.source, "the stack is residual-free (block = residual_free): there is no skip to absorb")
-    by_theorem = depth_corollary(stack)
-    if by_theorem is not None:
-        by_theorem.time_s = time.perf_counter() - start
-        return by_theorem
-    if stack.act.kind != ODD_LINEAR:
+    target_class = check_class(target_class)
+    by_theorem = depth_corollary(stack, target_class)
+    if by_theorem is None and stack.act.kind == UNCOVERED:
         from .theorems import theorem_verdict
 
-        result = theorem_verdict(stack.act, False, start)
-        result.reason = f"stack of {stack.L} block(s): {result.reason}"
-        return result
-    results = _solve_blocks(stack, time_limit, seed, engines, stop, progress, start)
+        by_theorem = theorem_verdict(stack.act, False, start, target_class)
+        by_theorem.reason = f"stack of {stack.L} block(s): {by_theorem.reason}"
+    if by_theorem is not None:
+        by_theorem.time_s = time.perf_counter() - start
+        by_theorem.target_class = target_class
+        return by_theorem
+    results = _solve_blocks(stack, target_class, time_limit, seed, engines, stop, progress, start)
     result = _combine(stack, results)
     result.time_s = time.perf_counter() - start
+    result.target_class = target_class
     return result
 
 
-def _solve_blocks(stack, time_limit, seed, engines, stop, progress, start) -> list:
+def _solve_blocks(stack, target_class, time_limit, seed, engines, stop, progress, start) -> list:
     from .solver import solve
 
     results = []
@@ -373,14 +380,14 @@ def _solve_blocks(stack, time_limit, seed, engines, stop, progress, start) -> li
         if time_limit is not None:
             left = max(0.0, time_limit - (time.perf_counter() - start))
             share = max(left / (stack.L - index), 1e-3)
-        results.append(solve(block, time_limit=share, seed=seed, engines=engines, stop=stop, progress=progress))
+        results.append(solve(block, target_class=target_class, time_limit=share, seed=seed, engines=engines, stop=stop, progress=progress))
     return results
 
 
 def _record(result: Result) -> dict:
     record = {"status": result.status, "index_set": result.index_set, "extension": result.extension,
               "reason": result.reason}
-    if result.certificate and result.certificate.get("kind") == "degenerate" and "witness" in result.certificate:
+    if result.certificate and "witness" in result.certificate:
         record["certificate"] = result.certificate
     return record
 
@@ -405,8 +412,10 @@ def _combine(stack: Stack, results: list) -> Result:
         parts.append(f"blocks {failing} do not absorb their skip on their own ({results[failing[0]].reason})")
     if open_:
         parts.append(f"blocks {open_} are undecided on their own ({results[open_[0]].reason})")
+    open_question = ("an open problem for ReLU/GELU blocks (MATH.md §4)" if stack.act.kind == ODD_LINEAR else
+                     "not settled by any theorem here: the depth corollary is about bias-free blocks only (MATH.md §8.7)")
     reason = ("; ".join(parts) + "; block-wise absorption is sufficient, but whether a stack of L residual blocks "
-              "equals a stack of L residual-free blocks otherwise is an open problem for ReLU/GELU blocks (MATH.md §4)")
+              f"equals a stack of L residual-free blocks otherwise is {open_question}")
     return Result(UNKNOWN, reason, stages=dict(stages, failing=failing, undecided=open_), engine="block-wise",
                   certificate=certificate, extension=extension)
 
@@ -440,21 +449,23 @@ def witness_stack(stack: Stack, certificate: dict) -> Stack:
     return Stack(blocks, {"witness_of": np.array(stack.source)}, f"witness of {stack.source}")
 
 
-def argument(stack: Stack) -> str:
-    """The theorem or argument that decides this stack (for ``info``)."""
+def argument(stack: Stack, target_class: str = AFFINE) -> str:
+    """The theorem or argument that decides this stack against ``target_class`` (for ``info``)."""
     act = stack.act
+    if act.kind in (HOMOGENEOUS, GATED) and target_class == BIAS_FREE:
+        return depth_corollary(stack, target_class).reason
     if act.kind in (HOMOGENEOUS, GATED):
-        verdict = depth_corollary(stack)
-        return verdict.reason
+        return ("block-wise: every block absorbing its skip into a block with biases (MATH.md §8) gives a witness "
+                "stack; otherwise unknown (the depth corollary is about bias-free blocks, MATH.md §8.7)")
     if act.kind == ODD_LINEAR:
         return ("block-wise: every block absorbing its skip (MATH.md §2-3, §7 for degenerate blocks) gives a "
                 "witness stack; otherwise unknown, since deep ReLU/GELU compositions are open (MATH.md §4)")
     return f"{act.reason} (per block; no stack result)"
 
 
-def describe(stack: Stack) -> dict:
+def describe(stack: Stack, target_class: str = AFFINE) -> dict:
     """What ``info`` reports about a stack besides each block's own description."""
     return {"file": stack.source, "kind": "stack", "layers": stack.L, "n": stack.n, "d": stack.d,
-            "activation": stack.activation, "activation_class": stack.act.kind,
-            "residual_free": stack.residual_free, "argument": argument(stack),
+            "activation": stack.activation, "activation_class": stack.act.kind, "class": target_class,
+            "residual_free": stack.residual_free, "argument": argument(stack, target_class),
             "extension": stack.act.extension, "metadata_keys": sorted(stack.metadata)}

@@ -81,6 +81,45 @@ def witness(instance: Instance, index_set: Iterable[int]) -> Instance:
     )
 
 
+BLOCK_KEYS = ("W_up", "b_up", "W_down", "b_down", "W_gate")
+
+
+def block_instance(instance: Instance, values: dict, kind: str, rounded: bool = False) -> Instance:
+    """A residual-free :class:`Instance` (same activation and width) from exact arrays.
+
+    Parameters
+    ----------
+    instance : Instance
+        The block the witness is for.
+    values : dict
+        ``W_up``, ``b_up``, ``W_down``, ``b_down`` (and ``W_gate`` for gated
+        activations) as object arrays of Fractions.
+    kind : str
+        How the witness was built, stored as metadata ``witness_kind``.
+    rounded : bool
+        The values are known to be rounded (stored as float64, flagged).
+    """
+    arrays = {key: values[key] for key in BLOCK_KEYS if key in values}
+    represented, denominator, rounded_storage = _represent(arrays, prefer_float=rounded or _has_float(instance))
+    metadata = {"witness_of": str(instance.source), "witness_kind": np.array(kind)}
+    if rounded or rounded_storage:
+        metadata["witness_rounded"] = np.array(True)
+    return Instance(
+        **represented, activation=instance.activation, denominator=denominator,
+        residual_free=True, metadata=metadata, source=f"witness of {instance.source}",
+    )
+
+
+def encode_block(values: dict) -> dict:
+    """Exact witness arrays as nested lists of strings (for a JSON certificate)."""
+    return {key: np.vectorize(str, otypes=[object])(values[key]).tolist() for key in BLOCK_KEYS if key in values}
+
+
+def decode_block(block: dict) -> dict:
+    """The inverse of :func:`encode_block`: object arrays of Fractions."""
+    return {key: np.vectorize(Fraction, otypes=[object])(np.array(block[key], dtype=object)) for key in BLOCK_KEYS if key in block}
+
+
 def _has_float(instance: Instance) -> bool:
     return any(
         getattr(instance, key) is not None and getattr(instance, key).dtype.kind == "f"
@@ -125,14 +164,19 @@ def forward_float(instance: Instance, points: np.ndarray) -> np.ndarray:
 
 
 def forward_exact(instance: Instance, points: list[list[Fraction]]) -> list[list[Fraction]]:
-    """Evaluate a ReLU or leaky-ReLU block exactly on rational points: σ(v) = max(v, αv)."""
-    alpha = instance.act.c - 1
-    alpha_q = flint.fmpq(alpha.numerator, alpha.denominator)
+    """Evaluate a block exactly on rational points (σ or its gate rational: ReLU, leaky ReLU, ReLU², ReGLU)."""
+    act = instance.act
+    if act.rational is None:
+        raise ValueError(f"{act.name} has no exact rational forward")
     x = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in points]).transpose()
     k = x.ncols()
     ones = flint.fmpq_mat(1, k, [1] * k)
     pre = instance.exact_fraction_matrix("W_up") * x + _column(instance, "b_up") * ones
-    hidden = flint.fmpq_mat(pre.nrows(), k, [max(v, alpha_q * v) for v in pre.entries()])
+    if act.gated:
+        gate = instance.exact_fraction_matrix("W_gate") * x
+        hidden = flint.fmpq_mat(pre.nrows(), k, [act.rational(g) * v for g, v in zip(gate.entries(), pre.entries())])
+    else:
+        hidden = flint.fmpq_mat(pre.nrows(), k, [act.rational(v) for v in pre.entries()])
     out = instance.exact_fraction_matrix("W_down") * hidden + _column(instance, "b_down") * ones
     if not instance.residual_free:
         out = out + instance.exact_fraction_matrix("skip") * x
@@ -164,6 +208,9 @@ class ForwardCheck:
     rounded : bool
         The candidate's values were rounded to float64 (metadata
         ``witness_rounded``), so only a float64 check is possible.
+    residual : bool
+        The comparison was with ``f(x) − R·x`` (an S accepted within a
+        tolerance, R its exact residual).
     """
 
     ok: bool
@@ -172,13 +219,15 @@ class ForwardCheck:
     max_error: float
     tolerance: float | None
     rounded: bool = False
+    residual: bool = False
 
     def describe(self) -> str:
         """One line for the CLI."""
+        against = "f(x) − R·x (R the exact residual, |f − g| ≤ max|R|·‖x‖₁)" if self.residual else "f"
         if self.exact:
-            return f"forward check on {self.points} random rational points: {'equal exactly' if self.ok else 'DIFFERENT'}"
+            return f"forward check against {against} on {self.points} random rational points: {'equal exactly' if self.ok else 'DIFFERENT'}"
         return (
-            f"forward check on {self.points} random points in float64"
+            f"forward check against {against} on {self.points} random points in float64"
             + (" (witness rounded to float64: no exact rational form fits int64)" if self.rounded else "")
             + f": max |f − g| = {self.max_error:.3g} "
             f"(tolerance {self.tolerance:.3g} = {FLOAT_TOLERANCE:g}·scale): {'pass' if self.ok else 'FAIL'}"
@@ -193,6 +242,7 @@ class ForwardCheck:
             "max_error": self.max_error,
             "tolerance": self.tolerance,
             "rounded": self.rounded,
+            "against_residual": self.residual,
         }
 
 
@@ -204,8 +254,8 @@ def random_points(d: int, count: int, seed: int) -> list[list[Fraction]]:
     return [[Fraction(int(a), int(b)) for a, b in zip(nr, dr)] for nr, dr in zip(numerators, denominators)]
 
 
-def check_forward(original: Instance, candidate: Instance, points: int = 16, seed: int = 0) -> ForwardCheck:
-    """Compare two blocks on random points: exactly for ReLU/leaky ReLU.
+def check_forward(original: Instance, candidate: Instance, points: int = 16, seed: int = 0, residual=None) -> ForwardCheck:
+    """Compare two blocks on random points: exactly where σ maps rationals to rationals.
 
     A candidate flagged ``witness_rounded`` (its exact values did not fit
     int64 over one denominator, so they were rounded to float64) can never
@@ -219,20 +269,29 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
         Number of random points.
     seed : int
         Seed of the points.
+    residual : ndarray of Fraction, shape (d, d), optional
+        For an S accepted within a tolerance: the exact residual
+        ``R = c·W_down[:,S]·W_up[S,:] + A``. The flip witness then equals
+        ``f(x) − R·x`` (MATH.md §2), and that is what is checked, so
+        ``|f(x) − g(x)| ≤ max|R|·‖x‖₁`` holds on every point.
     """
     xs = random_points(original.d, points, seed)
     rounded = bool(candidate.metadata.get("witness_rounded", False))
     if original.act.exact_forward and not rounded:
         f = forward_exact(original, xs)
+        if residual is not None:
+            f = [[fi - sum(residual[i][j] * x[j] for j in range(len(x))) for i, fi in enumerate(row)] for row, x in zip(f, xs)]
         g = forward_exact(candidate, xs)
-        return ForwardCheck(f == g, True, points, 0.0 if f == g else float("inf"), None)
+        return ForwardCheck(f == g, True, points, 0.0 if f == g else float("inf"), None, residual=residual is not None)
     x = np.array([[float(v) for v in row] for row in xs])
     f = forward_float(original, x)
+    if residual is not None:
+        f = f - x @ np.array(residual, dtype=np.float64).T
     g = forward_float(candidate, x)
     scale = 1.0 + np.abs(f).max() + np.abs(original.float_array("W_down")).sum() * (1.0 + np.abs(x).max())
     tolerance = FLOAT_TOLERANCE * scale
     error = float(np.abs(f - g).max())
-    return ForwardCheck(error <= tolerance, False, points, error, float(tolerance), rounded)
+    return ForwardCheck(error <= tolerance, False, points, error, float(tolerance), rounded, residual is not None)
 
 
 # ------------------------------------------------------------- safetensors

@@ -203,9 +203,12 @@ def check_result(instance, result, reference, *, find_all, tol=None, complete=Tr
 
     ``complete``: the run had no time limit, so it must decide (unknown is
     allowed only on degenerate weights with no S). A decided verdict that
-    rests on an extension activation (MATH.md §2) or, for a "no", on biases
-    (MATH.md §3) must say so.
+    rests on an extension activation (MATH.md §2) or, for a "no", on
+    Theorem A (the affine class, biases in g, MATH.md §8.3) must say so;
+    the paper's own "no" is about bias-free blocks without biases in f.
+    The result must name its class.
     """
+    assert result.target_class in ("affine", "bias-free"), result.target_class
     reference = sorted(sorted(s) for s in reference)
     nondegenerate = find_degeneracy(instance).nondegenerate
     if (result.certificate or {}).get("kind") == "degenerate":
@@ -228,7 +231,7 @@ def check_result(instance, result, reference, *, find_all, tol=None, complete=Tr
         assert not reference, f"not_absorbable, but S = {reference[0]} satisfies (★)"
         assert nondegenerate, f"not_absorbable on {find_degeneracy(instance).describe()} weights"
         check_certificate(instance, result.certificate)
-        if instance.act.extension or instance.has_biases:
+        if instance.act.extension or instance.has_biases or result.target_class == "affine":
             assert result.extension is True, "a 'no' beyond the paper is not labelled (extension)"
         else:
             assert result.extension is False
@@ -261,3 +264,86 @@ def check_section_7(instance, result, reference, nondegenerate):
         assert result.index_set is None and result.verified is True
         block = result_witness(instance, result)
         assert block.n == instance.n and check_forward(instance, block).ok
+
+
+# ------------------------------------------------- affine class (MATH.md §8)
+def flip_sets_by_forward(instance, points=48, seed=5):
+    """Every S whose Theorem B/C flip of a homogeneous or gated block equals it, by brute force.
+
+    The flipped block is built here from the formulas of MATH.md §8.4–8.5
+    (gate rows negated; ReLU² rows, biases and down columns negated with the
+    constants in c_down) and compared with f by a plain numpy forward pass
+    on random points: no code of the solver is involved.
+    """
+    import itertools as _it
+
+    x = np.random.default_rng(seed).uniform(-3, 3, size=(points, instance.d))
+    f = _forward(instance, x, skip=True)
+    up, bias, down = (np.array(fractions(instance, k), dtype=float) for k in ("W_up", "b_up", "W_down"))
+    gate = np.array(fractions(instance, "W_gate"), dtype=float) if instance.act.gated else None
+    b_down = np.array(fractions(instance, "b_down"), dtype=float)
+    found = []
+    for size in range(instance.n + 1):
+        for S in _it.combinations(range(instance.n), size):
+            S = list(S)
+            if gate is not None:
+                g_gate = gate.copy()
+                g_gate[S] = -g_gate[S]
+                g = _hidden(instance, x @ g_gate.T, x @ up.T + bias) @ down.T + b_down
+            else:
+                g_up, g_bias, g_down = up.copy(), bias.copy(), down.copy()
+                g_up[S], g_bias[S], g_down[:, S] = -g_up[S], -g_bias[S], -g_down[:, S]
+                constant = b_down + (down[:, S] * bias[S] ** 2).sum(axis=1)
+                g = np.maximum(x @ g_up.T + g_bias, 0) ** 2 @ g_down.T + constant
+            if np.allclose(f, g, atol=1e-8 * (1 + np.abs(f).max())):
+                found.append(S)
+    return found
+
+
+def _hidden(instance, gate_pre, value_pre):
+    import math as _math
+    from scipy.special import erf, expit
+
+    gates = {"swiglu": lambda z: z * expit(z), "geglu": lambda z: 0.5 * z * (1 + erf(z / _math.sqrt(2))),
+             "reglu": lambda z: np.maximum(z, 0)}
+    return gates[instance.activation](gate_pre) * value_pre
+
+
+def _forward(instance, x, skip):
+    up, bias, down = (np.array(fractions(instance, k), dtype=float) for k in ("W_up", "b_up", "W_down"))
+    b_down = np.array(fractions(instance, "b_down"), dtype=float)
+    if instance.act.gated:
+        hidden = _hidden(instance, x @ np.array(fractions(instance, "W_gate"), dtype=float).T, x @ up.T + bias)
+    else:
+        hidden = np.maximum(x @ up.T + bias, 0) ** 2
+    out = hidden @ down.T + b_down
+    return out + x @ np.array(fractions(instance, "skip"), dtype=float).T if skip else out
+
+
+def check_affine_class(instance, result):
+    """A verdict on a homogeneous or gated block against the affine class.
+
+    absorbable: the witness in the certificate equals f under a plain
+    numpy forward pass; not_absorbable: only on weights where Theorems B/C
+    apply, and then no flip equals f by brute force; unknown: only on
+    degenerate weights.
+    """
+    from indexset.affine import violations
+    from indexset.degenerate import result_witness
+
+    assert result.target_class == "affine"
+    nondegenerate = not violations(instance)
+    if result.status == "absorbable":
+        block = result_witness(instance, result)
+        assert block.residual_free and block.n == instance.n
+        x = np.random.default_rng(11).uniform(-4, 4, size=(64, instance.d))
+        f, g = _forward(instance, x, skip=True), _forward(block, x, skip=False)
+        assert np.allclose(f, g, atol=1e-9 * (1 + np.abs(f).max())), np.abs(f - g).max()
+        assert result.extension is True
+    elif result.status == "not_absorbable":
+        assert nondegenerate, f"not_absorbable on weights that violate {violations(instance)}"
+        assert result.extension is True and "MATH.md §8" in result.reason
+        if instance.n <= 12:
+            assert flip_sets_by_forward(instance) == []
+    else:
+        assert not nondegenerate, f"unknown on nondegenerate weights: {result.reason}"

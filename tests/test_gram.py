@@ -184,12 +184,17 @@ def test_degenerate_weights_turn_no_into_unknown():
 def test_theorem_verdicts():
     rng = np.random.default_rng(0)
     W_up, W_down, W_gate = rng.standard_normal((8, 3)), rng.standard_normal((3, 8)), rng.standard_normal((8, 3))
-    assert gram_decide(Instance(W_up, W_down, activation="relu2")).status == "not_absorbable"
-    swiglu = gram_decide(Instance(W_up, W_down, activation="swiglu", W_gate=W_gate))
-    assert swiglu.status == "not_absorbable" and "linearisation" in swiglu.reason
-    assert gram_decide(Instance(W_up, W_down, activation="glu", W_gate=W_gate)).status == "unknown"
-    biased = gram_decide(Instance(W_up, W_down, activation="relu2", b_up=np.ones(8)))
-    assert biased.status == "unknown"
+    for target_class, theorem in (("bias-free", "MATH.md §4"), ("affine", "MATH.md §8")):
+        relu2 = gram_decide(Instance(W_up, W_down, activation="relu2"), target_class=target_class)
+        assert relu2.status == "not_absorbable" and theorem in relu2.reason and relu2.target_class == target_class
+        swiglu = gram_decide(Instance(W_up, W_down, activation="swiglu", W_gate=W_gate), target_class=target_class)
+        assert swiglu.status == "not_absorbable" and theorem in swiglu.reason
+        assert gram_decide(Instance(W_up, W_down, activation="glu", W_gate=W_gate), target_class=target_class).status == "unknown"
+    assert "linearisation" in gram_decide(Instance(W_up, W_down, activation="swiglu", W_gate=W_gate), target_class="bias-free").reason
+    # Gaussian weights are nondegenerate: Theorem B decides the biased block in both classes.
+    biased = Instance(W_up, W_down, activation="relu2", b_up=np.ones(8))
+    assert gram_decide(biased, target_class="bias-free").status == "not_absorbable"
+    assert gram_decide(biased).status == "not_absorbable"
 
 
 def test_bad_input():

@@ -26,6 +26,7 @@ from indexset.verify import verify
 from indexset.witness import check_forward, forward_float
 
 from solve_reference import (
+    check_affine_class,
     brute_within,
     check_certificate,
     check_result,
@@ -376,12 +377,13 @@ def test_impossible_activations_are_not_absorbable_by_theorem(family, activation
             as_relu = Instance(instance.W_up, instance.W_down, instance.skip, denominator=instance.denominator)
             assert verify(as_relu, instance.metadata["trap_S"]).holds
         for find_all in (False, True):
-            result = solve(instance, find_all=find_all)
+            result = solve(instance, find_all=find_all, target_class="bias-free")
             assert result.status == "not_absorbable", result.reason
-            assert "MATH.md §4" in result.reason
+            assert "MATH.md §4" in result.reason and result.target_class == "bias-free"
             expected = "homogeneous of degree 2" if instance.act.kind == "homogeneous" else "g(0) = 0"
             assert expected in result.reason
             assert result.index_set is None
+        check_affine_class(instance, solve(instance))
 
 
 def test_sigmoid_glu_is_unknown():
@@ -518,7 +520,9 @@ def test_curated_instance_agrees_with_brute_force(path):
     instance = Instance.load(path)
     result = solve(instance, find_all=True)
     if instance.act.kind != "odd_linear":
-        assert result.status == "not_absorbable" and "MATH.md §4" in result.reason
+        bias_free = solve(instance, target_class="bias-free")
+        assert bias_free.status == "not_absorbable" and "MATH.md §4" in bias_free.reason
+        check_affine_class(instance, result)
         return
     check_result(instance, result, absorbing_sets_brute(instance), find_all=True)
     params = json.loads(str(instance.metadata["params"]))

@@ -23,7 +23,7 @@ from indexset.instance import Instance
 from indexset.verify import verify
 from indexset.witness import check_forward
 
-from solve_reference import brute_within, check_result, fractions, mitm_solutions
+from solve_reference import check_affine_class, brute_within, check_result, fractions, mitm_solutions
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 REQUIRED = {"status", "reason", "index_set", "verified", "count", "solutions", "time_s", "stages"}
@@ -63,7 +63,7 @@ def check_payload(payload):
 
 def as_result(payload):
     return SimpleNamespace(certificate=payload.get("certificate"), extension=payload.get("extension"),
-                           **{k: payload[k] for k in REQUIRED})
+                           target_class=payload.get("class"), **{k: payload[k] for k in REQUIRED})
 
 
 def save(instance, tmp_path, name="block.npz"):
@@ -89,14 +89,18 @@ def test_exit_codes_and_json_keys(tmp_path, capsys):
     ]
     for name, instance, expected in cases:
         path = save(instance, tmp_path, f"{name}.npz")
-        code, payload = solve_json(capsys, path)
+        # Homogeneous and gated blocks: the expected codes are the paper's, about bias-free blocks.
+        options = () if instance.act.kind == "odd_linear" else ("--class", "bias-free")
+        code, payload = solve_json(capsys, path, *options)
         assert code == expected, (name, payload["reason"])
         if instance.act.kind == "odd_linear":
             check_result(instance, as_result(payload), absorbing_sets_brute(instance), find_all=False)
         else:
             assert "MATH.md §4" in payload["reason"]
+            if instance.act.kind != "uncovered":
+                check_affine_class(instance, as_result(solve_json(capsys, path)[1]))
         # The same verdict without --json, with the status in the text.
-        code, out, _ = run(capsys, "solve", path)
+        code, out, _ = run(capsys, "solve", path, *options)
         assert code == expected
         label = {0: "ABSORBABLE", 1: "NOT ABSORBABLE", 3: "UNKNOWN"}[expected]
         assert f": {label}" in out.splitlines()[0]

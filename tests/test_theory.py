@@ -192,16 +192,22 @@ def test_swiglu_stack_is_not_absorbable_by_depth_corollary(tmp_path, capsys):
     built = construct.stack(layers=3, d=2, n=6, activation="swiglu", seed=3)
     path = tmp_path / "swiglu.npz"
     built.save(path)
-    code, out, err = run(capsys, ["solve", "--json", path])
+    code, out, err = run(capsys, ["solve", "--json", path, "--class", "bias-free"])
     assert code == 1, err
-    assert "depth corollary" in json.loads(out)["reason"]
-    code, out, _ = run(capsys, ["info", "--json", path])
+    payload = json.loads(out)
+    assert "depth corollary" in payload["reason"] and payload["class"] == "bias-free"
+    code, out, _ = run(capsys, ["info", "--json", path, "--class", "bias-free"])
     info = json.loads(out)
     assert info["kind"] == "stack" and "depth corollary" in info["argument"] and len(info["blocks"]) == 3
     # a bias between blocks breaks F(0) = 0: no theorem, unknown
     biased = Stack([Instance(b.W_up, b.W_down, b_down=np.ones(2, dtype=np.int64), W_gate=b.W_gate,
                              activation="swiglu") for b in built.blocks])
-    assert solve_stack(biased).status == "unknown"
+    assert solve_stack(biased, target_class="bias-free").status == "unknown"
+    # Against blocks with biases the corollary says nothing: only block-wise witnesses could decide.
+    code, out, _ = run(capsys, ["solve", "--json", path])
+    payload = json.loads(out)
+    assert payload["class"] == "affine" and "MATH.md §4 depth corollary" not in payload["reason"]
+    assert payload["status"] in ("absorbable", "unknown")
 
 
 def test_stack_layout_mixtures_are_refused(tmp_path, capsys):

@@ -82,6 +82,16 @@ def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
     return max(0.01, time_limit - process_seconds() - EXIT_SECONDS - reserve)
 
 
+def add_class_option(parser) -> None:
+    """``--class affine|bias-free``: which residual-free blocks count."""
+    from ..classes import AFFINE, CLASSES, DEFINITIONS
+
+    parser.add_argument(
+        "--class", dest="target_class", choices=CLASSES, default=AFFINE,
+        help=f"residual-free blocks that count: affine = {DEFINITIONS['affine']}; bias-free = {DEFINITIONS['bias-free']} (default: affine)",
+    )
+
+
 def add_cluster_options(parser, workers_help: str | None = None) -> None:
     """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")

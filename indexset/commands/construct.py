@@ -28,7 +28,10 @@ _OPTIONS = {
     "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
     "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
     "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),  # issue 6
-    "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S)"}),
+    "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S); still not absorbable by --class"}),
+    "pairs": (("--pairs",), {"action": "store_true", "help": "d pairs of units with opposite gate rows and parallel down columns: absorbable with biases in g (MATH.md §8.6)"}),
+    "collinear": (("--collinear",), {"action": "store_true", "help": "relu2: four units on each of d lines: absorbable with biases in g (MATH.md §8.6)"}),
+    "target_class": (("--class",), {"choices": ("affine", "bias-free"), "help": "with --trap: the class the trap stays a negative for (default bias-free)"}),
 }
 
 _FAMILIES = {
@@ -43,10 +46,9 @@ _FAMILIES = {
     "hard": ("integer instances near density one",
              ("d", "n", "k", "density", "plant", "activation")),
     "gated": ("SwiGLU/GeGLU/ReGLU/GLU blocks",
-              ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap")),
+              ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap", "pairs", "target_class")),
     "homogeneous": ("ReLU²/ReGLU blocks",
-                    ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap")),
-    # issue 6: a stack of L planted (or gated/homogeneous) blocks, written as arrays with a leading L axis
+                    ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap", "collinear", "target_class")),
     "stack": ("a stack of L blocks, each planted (or gated/homogeneous)",
               ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
 }
@@ -76,7 +78,7 @@ def run(args) -> int:
     construct.write_reproducible(instance, args.output)
     planted = instance.planted
     what = f"planted S = {planted}" if planted is not None else "no planted S"
-    layers = f"L = {instance.L}, " if hasattr(instance, "L") else ""  # issue 6: stacks
+    layers = f"L = {instance.L}, " if hasattr(instance, "L") else ""
     print(
         f"{args.family.replace('_', '-')}: {layers}n = {instance.n}, d = {instance.d}, "
         f"{instance.activation}, {what} -> {args.output}"

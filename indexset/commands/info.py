@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from ..degeneracy import find_degeneracy
 from ..instance import Instance
-from .common import emit_json
-from .. import degenerate, hyper, loading, stack  # issue 6 hook
+from .. import degenerate, hyper, loading, stack
+from ..classes import DEFINITIONS
+from .common import add_class_option, emit_json
 
 
 def register(sub) -> None:
     """Add the ``info`` subcommand."""
     parser = sub.add_parser("info", help="shapes, activation class, skip and degeneracy of an instance")
     parser.add_argument("file", help="instance .npz")
+    add_class_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
 
-def describe(instance: Instance) -> dict:
+def describe(instance: Instance, target_class: str = "affine") -> dict:
     """Everything ``info`` reports, as a JSON-ready dict."""
     degeneracy = find_degeneracy(instance)
     act = instance.act
@@ -36,8 +38,8 @@ def describe(instance: Instance) -> dict:
         "degeneracy": degeneracy.to_json(),
         "degeneracy_summary": degeneracy.describe(),
         "metadata_keys": sorted(instance.metadata),
-        # --- issue 6 hook: the argument behind the verdict, HC shape, §7 classes ---
-        "argument": loading.argument(instance),
+        "class": target_class,
+        "argument": loading.argument(instance, target_class),
         "hyper_connection": hyper.describe(instance),
         "degenerate_classes": None if degeneracy.nondegenerate else degenerate.describe(instance),
     }
@@ -45,10 +47,10 @@ def describe(instance: Instance) -> dict:
 
 def run(args) -> int:
     """Print the description; exit 0."""
-    loaded = loading.load_any(args.file)  # issue 6 hook: blocks, stacks, hyper-connection files
+    loaded = loading.load_any(args.file)
     if isinstance(loaded, stack.Stack):
         return _run_stack(loaded, args)
-    info = describe(loaded)
+    info = describe(loaded, args.target_class)
     if args.json:
         emit_json(info)
         return 0
@@ -57,18 +59,19 @@ def run(args) -> int:
     print(f"  skip         {info['skip']}; biases: {'yes' if info['biases'] else 'no'}; dtype {info['dtype']}" + (f" over {info['denominator']}" if info["denominator"] != 1 else ""))
     print(f"  weights      {info['degeneracy_summary']}")
     print(f"  theory       {info['theorem']}")
-    if info["hyper_connection"]:  # issue 6 hook
+    if info["hyper_connection"]:
         hc = info["hyper_connection"]
         print(f"  hyper-conn.  s = {hc['s']} streams of width C = {hc['C']}: effective block on R^{hc['effective_d']}")
-    print(f"  argument     {info['argument']}")  # issue 6 hook
+    print(f"  class        {info['class']}: {DEFINITIONS[info['class']]}")
+    print(f"  argument     {info['argument']}")
     if info["metadata_keys"]:
         print(f"  metadata     {', '.join(info['metadata_keys'])}")
     return 0
 
 
 def _run_stack(loaded, args) -> int:
-    """``info`` for a stack file (issue 6): the stack's argument and each block's description."""
-    info = dict(stack.describe(loaded), blocks=[describe(block) for block in loaded.blocks])
+    """``info`` for a stack file: the stack's argument and each block's description."""
+    info = dict(stack.describe(loaded, args.target_class), blocks=[describe(block, args.target_class) for block in loaded.blocks])
     if args.json:
         emit_json(info)
         return 0

@@ -7,8 +7,9 @@ import re
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..classes import DEFINITIONS
 from ..scan import scan
-from .common import emit_json, parse_tolerance
+from .common import add_class_option, emit_json, parse_tolerance
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
 
@@ -29,6 +30,7 @@ def register(sub) -> None:
     parser.add_argument("path", help=".safetensors file, or folder with model.safetensors (or shards) and config.json")
     parser.add_argument("--activation", help="override the activation from config.json (indexset name, e.g. gelu_tanh)")
     parser.add_argument("--tol", help="accept max |c·W_down[:,S]·W_up[S,:] + A| ≤ T (exact rational)")
+    add_class_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -51,7 +53,7 @@ def run(args) -> int:
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
-        report = scan(args.path, activation=args.activation, tol=tol, progress=_progress_callback(progress))
+        report = scan(args.path, activation=args.activation, tol=tol, progress=_progress_callback(progress), target_class=args.target_class)
     if args.json:
         emit_json(report.to_json())
     else:
@@ -69,6 +71,7 @@ def print_table(report) -> None:
     print(f"  {report.meaning}")
     for note in report.notes:
         print(f"  note: {note}")
+    print(f"  class {report.target_class}: {DEFINITIONS[report.target_class]}")
     if report.tol is not None:
         print(f"  tolerance τ = {report.tol} on the largest residual entry")
     header = f"{'layer':>5} {'d':>6} {'n':>6}  {'verdict':<15} {'dist lower':>11} {'dist upper':>11} {'rel lower':>10} {'time s':>8}"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 
+from ..classes import DEFINITIONS
 from ..errors import InputError
 from ..instance import Instance
 from ..result import ABSORBABLE, Result
 from ..solver import solve
-from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
+from .common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
 from ..loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
 from ..stack import Stack  # issue 6 hook
 
@@ -23,9 +24,10 @@ def register(sub) -> None:
     group.add_argument("--count", action="store_true", help="count every index set S")
     parser.add_argument("--witness", metavar="OUT", help="write the residual-free witness block here (.npz)")
     parser.add_argument("--format", choices=("npz", "safetensors"), default="npz", help="witness format; safetensors also writes the .npz")
-    parser.add_argument("--tol", help="accept max |c·W_down[:,S]·W_up[S,:] + A| ≤ T (exact comparison)")
+    parser.add_argument("--tol", help="accept S when every entry of c·W_down[:,S]·W_up[S,:] + A is at most T in absolute value (absolute, on the max entry; compared exactly) and |S| ≥ d")
     parser.add_argument("--seed", type=int, default=0, help="seed of the randomised engines")
     parser.add_argument("--engines", help="comma-separated engines for the search stage (lattice,cpsat)")
+    add_class_option(parser)
     add_cluster_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
@@ -58,8 +60,8 @@ def run(args) -> int:
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
         time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
         runner = solve_any if is_stack or instance.metadata.get("hyper_connection") is not None else solve  # issue 6 hook
-        options = {"cluster": cluster} if runner is solve else {}  # issue 9: long enumerations as Dask tasks
-        result = runner(instance, time_limit=time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
+        options = {"cluster": cluster} if runner is solve else {}
+        result = runner(instance, target_class=args.target_class, time_limit=time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
     payload = result.to_json()
     if args.count:
         payload["solutions"] = None
@@ -79,6 +81,7 @@ def run(args) -> int:
 def _print(instance: Instance, result: Result, payload: dict, args) -> None:
     label = {"absorbable": "ABSORBABLE", "not_absorbable": "NOT ABSORBABLE", "unknown": "UNKNOWN"}[result.status]
     print(f"{args.file}: {label}" + (" (extension beyond the paper)" if result.extension else ""))
+    print(f"  class    {result.target_class}: {DEFINITIONS[result.target_class]}")
     print(f"  why      {result.reason}")
     if result.index_set is not None:
         print(f"  S        {result.index_set} (|S| = {len(result.index_set)}, d = {instance.d}, verified exactly: {'yes' if result.verified else 'no'})")

@@ -17,23 +17,30 @@ def register(sub) -> None:
     parser.add_argument("--index-set", required=True, help="comma-separated unit indices, e.g. 0,3,5")
     parser.add_argument("--witness", metavar="OUT", help="write the residual-free witness block here (.npz)")
     parser.add_argument("--format", choices=("npz", "safetensors"), default="npz", help="witness format; safetensors also writes the .npz")
-    parser.add_argument("--tol", help="accept max |residual| ≤ T (exact rational comparison)")
+    parser.add_argument("--tol", help="accept S when every entry of c·W_down[:,S]·W_up[S,:] + A is at most T in absolute value (absolute, on the max entry; compared exactly) and |S| ≥ d")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
 
 def write_witness(instance: Instance, index_set, out: str, fmt: str) -> dict:
-    """Build the flip witness of S, forward-check it and write it; return the report."""
-    return write_checked_block(instance, witness(instance, index_set), out, fmt)
+    """Build the flip witness of S, forward-check it and write it; return the report.
+
+    An S that holds only within a tolerance has a nonzero exact residual R;
+    its witness is checked against ``f(x) − R·x`` (see
+    :func:`indexset.witness.check_forward`).
+    """
+    report = verify(instance, index_set)
+    residual = None if report.residual_zero else report.residual.tolist()
+    return write_checked_block(instance, witness(instance, index_set), out, fmt, residual)
 
 
-def write_checked_block(instance: Instance, block: Instance, out: str, fmt: str) -> dict:
+def write_checked_block(instance: Instance, block: Instance, out: str, fmt: str, residual=None) -> dict:
     """Forward-check a residual-free block against ``instance``, then write it.
 
     Nothing is written when the check fails; with ``fmt == "safetensors"``
     the ``.safetensors`` file is written beside the ``.npz`` (both or none).
     """
-    check = check_forward(instance, block)
+    check = check_forward(instance, block, residual=residual)
     if not check.ok:
         return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
     block.save(out)
