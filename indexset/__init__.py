@@ -7,11 +7,11 @@ Main entry points::
     result = solve(inst)          # Result: status, index_set, reason, ...
 """
 
-from .errors import InputError
-from .instance import Instance
-from .result import Result
-from .verify import Verification, verify
-from .witness import check_forward, witness
+from indexset.errors import InputError
+from indexset.instance import Instance
+from indexset.result import Result
+from indexset.verify import Verification, verify
+from indexset.witness import check_forward, witness
 
 __all__ = ["InputError", "Instance", "Result", "Verification", "verify", "witness", "check_forward", "solve"]
 __version__ = "0.1.0"
@@ -19,6 +19,6 @@ __version__ = "0.1.0"
 
 def solve(instance, **options):
     """Decide whether ``instance`` absorbs its skip; see :func:`indexset.solver.solve`."""
-    from .solver import solve as _solve
+    from indexset.solver import solve as _solve
 
     return _solve(instance, **options)

@@ -19,7 +19,7 @@ import flint
 import numpy as np
 from scipy.special import erf, expit
 
-from .errors import InputError
+from indexset.errors import InputError
 
 ODD_LINEAR = "odd_linear"
 HOMOGENEOUS = "homogeneous"

@@ -27,12 +27,12 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .activations import GATED, HOMOGENEOUS
-from .classes import AFFINE, BIAS_FREE, phrase
-from .degeneracy import collinear_groups, direction
-from .instance import Instance, exact_value
-from .result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from .system import System
+from indexset.activations import GATED, HOMOGENEOUS
+from indexset.classes import AFFINE, BIAS_FREE, phrase
+from indexset.degeneracy import collinear_groups, direction
+from indexset.instance import Instance, exact_value
+from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.system import System
 
 GATE_C = Fraction(1)
 """gate(z) − gate(−z) = z for the relu, silu and gelu gates (MATH.md §8.5)."""
@@ -101,7 +101,7 @@ def violations(instance: Instance) -> list[str]:
 
 
 def _ranges(indices) -> str:
-    from .theorems import _ranges as ranges
+    from indexset.theorems import _ranges as ranges
 
     return ranges([int(i) for i in indices])
 
@@ -281,7 +281,7 @@ def _affine(instance, problems, stages, time_limit, stop, seed) -> Result:
         if flips.status == INFEASIBLE:
             return Result(NOT_ABSORBABLE, _impossible(instance, flips), stages=stages, engine=flips.engine, complete=True, extension=True)
         return Result(UNKNOWN, f"{theorem}: the 0/1 system was not decided ({flips.reason})", stages=stages, engine=flips.engine)
-    from .constructions import construct_witness
+    from indexset.constructions import construct_witness
 
     built = construct_witness(instance)
     if built is not None:
@@ -295,7 +295,7 @@ def _affine(instance, problems, stages, time_limit, stop, seed) -> Result:
 
 
 def _flips(instance, stages, time_limit, stop, seed) -> Result:
-    from .decide import decide_system
+    from indexset.decide import decide_system
 
     system = criterion_system(instance)
     stages["system"] = {"equations": system.m, "unknowns": system.n}
@@ -314,7 +314,7 @@ def _impossible(instance, flips) -> str:
 
 
 def _witnessed(instance, values, stages, why, index_set=None) -> Result:
-    from .witness import block_instance, check_forward, encode_block
+    from indexset.witness import block_instance, check_forward, encode_block
 
     block = block_instance(instance, values, "affine class (MATH.md §8)")
     check = check_forward(instance, block, points=64)

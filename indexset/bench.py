@@ -38,13 +38,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import construct
-from .engines import brute, cpsat
-from .errors import InputError
-from .files import atomic_write
-from .solver import solve
-from .system import build_system
-from .verify import verify
+import indexset.construct as construct
+from indexset.engines import brute, cpsat
+from indexset.errors import InputError
+from indexset.files import atomic_write
+from indexset.solver import solve
+from indexset.system import build_system
+from indexset.verify import verify
 
 METHODS = ("pipeline", "cpsat-plain", "milp", "brute", "no-prune", "no-lattice")
 """Methods a sweep can run (see the module docstring)."""
@@ -453,7 +453,7 @@ def _run_all(sweep: Sweep, instances, progress, stop) -> list:
 
 def _run_on_cluster(cluster, sweep: Sweep, instances, progress, stop, warmup) -> list:
     """:func:`_run_all` with every run a Dask task (:func:`indexset.distributed.map_runs`)."""
-    from . import distributed
+    import indexset.distributed as distributed
 
     if warmup:
         _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)

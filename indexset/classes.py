@@ -14,7 +14,7 @@ the question (docs/MATH.md §8):
 
 from __future__ import annotations
 
-from .errors import InputError
+from indexset.errors import InputError
 
 AFFINE = "affine"
 BIAS_FREE = "bias-free"

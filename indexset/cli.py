@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from .errors import InputError
+from indexset.errors import InputError
 
 COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "scan")
 

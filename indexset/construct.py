@@ -40,13 +40,13 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from . import activations
-from .activations import HOMOGENEOUS, ODD_LINEAR
-from .degeneracy import direction, find_degeneracy
-from .engines.brute import absorbing_sets_brute
-from .errors import InputError
-from .instance import Instance
-from .verify import verify
+import indexset.activations as activations
+from indexset.activations import HOMOGENEOUS, ODD_LINEAR
+from indexset.degeneracy import direction, find_degeneracy
+from indexset.engines.brute import absorbing_sets_brute
+from indexset.errors import InputError
+from indexset.instance import Instance
+from indexset.verify import verify
 
 FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")  # stack: issue 6
 SKIPS = ("identity", "unimodular", "permutation", "mhc")
@@ -495,8 +495,8 @@ def stack(
     """
     import builtins  # the option ``range`` shadows the builtin here
 
-    from .stack import Stack, check_stack_forward
-    from .witness import witness
+    from indexset.stack import Stack, check_stack_forward
+    from indexset.witness import witness
 
     _check_int("layers", layers, 1)
     act = activations.get(activation, "--activation")
@@ -1053,7 +1053,7 @@ def _states(found, kind: str) -> bool:
 # =================================================== gated / homogeneous
 def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, target_class="bias-free") -> Instance:
     """Shared body of :func:`gated` and :func:`homogeneous`."""
-    from .classes import AFFINE, check_class
+    from indexset.classes import AFFINE, check_class
 
     target_class = check_class(target_class)
     _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
@@ -1083,7 +1083,7 @@ def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, targe
 
 
 def _theorem_violations(instance: Instance) -> list[str]:
-    from .affine import violations
+    from indexset.affine import violations
 
     return violations(instance)
 

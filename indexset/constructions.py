@@ -27,8 +27,8 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .affine import GATE_C, Weights, _integer_direction
-from .instance import Instance, exact_value
+from indexset.affine import GATE_C, Weights, _integer_direction
+from indexset.instance import Instance, exact_value
 
 
 def construct_witness(instance: Instance) -> tuple[dict, str] | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import time
 
-from .engines.brute import solve_system_brute
-from .reduce import reduce_system
-from .result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from .system import System
+from indexset.engines.brute import solve_system_brute
+from indexset.reduce import reduce_system
+from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.system import System
 
 BRUTE_WIDTH = 14
 """Systems with at most this many unknowns are enumerated directly (2^14 supports)."""
@@ -70,7 +70,7 @@ def decide_system(system: System, *, find_all: bool = False, time_limit: float |
         return done(INFEASIBLE, "rank M = n and the unique real solution is not a 0/1 vector")
     if reduction.integer_feasible is False:
         return done(INFEASIBLE, reduction.lattice_reason)
-    from .portfolio import run_portfolio  # the engines import OR-Tools and the kernels
+    from indexset.portfolio import run_portfolio  # the engines import OR-Tools and the kernels
 
     result = run_portfolio(system, reduction, engines=engines, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop, progress=progress)
     solutions = [s for s in (result.solutions or ([result.index_set] if result.index_set is not None else [])) if system.is_solution(s)]

@@ -53,9 +53,9 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .activations import ODD_LINEAR
-from .instance import Instance, exact_value
-from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.activations import ODD_LINEAR
+from indexset.instance import Instance, exact_value
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 MAX_ENUMERATION = 1 << 17
 """Most sign vectors tried in the rank ≥ 1 cases before answering unknown."""
@@ -405,9 +405,9 @@ def _zero_system(base, terms, search: _Search):
 
 def _solve_01(M: np.ndarray, t: np.ndarray, search: _Search):
     """One 0/1 solution of M z = t (exact), False when none exists, None if undecided."""
-    from .decide import decide_system
-    from .result import FEASIBLE, INFEASIBLE
-    from .system import System
+    from indexset.decide import decide_system
+    from indexset.result import FEASIBLE, INFEASIBLE
+    from indexset.system import System
 
     result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=search.remaining(), stop=search.stop)
     if result.status == FEASIBLE:
@@ -544,7 +544,7 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
 
 def witness_instance(instance: Instance, values: dict, rounded: bool = False) -> Instance:
     """An :class:`Instance` (residual-free, same activation and width) from exact arrays."""
-    from .witness import block_instance
+    from indexset.witness import block_instance
 
     return block_instance(instance, values, "degenerate (MATH.md §7)", rounded)
 
@@ -556,7 +556,7 @@ def result_witness(instance: Instance, result: Result) -> Instance:
     witness in ``certificate["witness"]``; every other positive is the flip
     witness of ``result.index_set`` (MATH.md §2).
     """
-    from .witness import block_instance, decode_block, witness
+    from indexset.witness import block_instance, decode_block, witness
 
     certificate = result.certificate or {}
     if "witness" in certificate:
@@ -645,7 +645,7 @@ def argument(instance: Instance) -> str:
 
 
 def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
-    from .witness import check_forward, encode_block
+    from indexset.witness import check_forward, encode_block
 
     built = build_witness(instance, plan, form, classes)
     if not _matches(form, built.values, instance.act, built.rounded_constant):

@@ -51,9 +51,9 @@ import uuid
 
 import numpy as np
 
-from .engines import lattice as lattice_engine
-from .errors import InputError
-from .system import System
+from indexset.engines import lattice as lattice_engine
+from indexset.errors import InputError
+from indexset.system import System
 
 PARTS = 256
 """Subtrees a split search aims at (at least :data:`PARTS_PER_WORKER` per
@@ -330,7 +330,7 @@ def prepare_plugin(ignore_sigint: bool):
 
 def warm_kernels() -> None:
     """Load the enumeration kernels from Numba's cache now (~1–2 s), not in the first part."""
-    from .system import plain_system
+    from indexset.system import plain_system
 
     rng = np.random.default_rng(0)
     A = rng.integers(0, 31, size=(3, 30))
@@ -610,7 +610,7 @@ class _Parts:
 # ================================================================ sweeps
 def bench_run(sweep_json: dict, method: str, n: int, seed: int, cutoff: str | None) -> dict:
     """Task: one ``indexset bench`` run, the instance rebuilt from its seed."""
-    from . import bench
+    import indexset.bench as bench
 
     sweep = bench.Sweep(**dict(sweep_json, methods=tuple(sweep_json["methods"])))
     instance = bench.make_instance(sweep, n, seed)
@@ -629,7 +629,7 @@ def warm_up_workers(cluster: Cluster, sweep_json: dict) -> None:
 
 
 def _warm_up(sweep_json: dict) -> bool:
-    from . import bench
+    import indexset.bench as bench
 
     bench.warm_up(bench.Sweep(**dict(sweep_json, methods=tuple(sweep_json["methods"]))))
     return True

@@ -13,7 +13,7 @@ import os
 import tempfile
 from typing import Callable, BinaryIO
 
-from .errors import InputError
+from indexset.errors import InputError
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = "") -> None:

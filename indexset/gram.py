@@ -103,15 +103,15 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from .activations import ODD_LINEAR
-from .classes import AFFINE, BIAS_FREE, phrase
-from .theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
-from .degeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
-from .errors import InputError
-from .instance import Instance
-from .rational import as_fraction, integer_numerators
-from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
-from .verify import verify
+from indexset.activations import ODD_LINEAR
+from indexset.classes import AFFINE, BIAS_FREE, phrase
+from indexset.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
+from indexset.degeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
+from indexset.errors import InputError
+from indexset.instance import Instance
+from indexset.rational import as_fraction, integer_numerators
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.verify import verify
 
 UNIT_ROUNDOFF = 2.0**-53
 """Unit roundoff u of IEEE double precision (round to nearest)."""

@@ -52,13 +52,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from .activations import ODD_LINEAR
-from .classes import AFFINE, BIAS_FREE, check_class
-from .degeneracy import find_degeneracy
-from .errors import InputError
-from .instance import Instance, _denominator, _scalar_string, read_npz
-from .rational import fmpz_matrix, integer_numerators
-from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.activations import ODD_LINEAR
+from indexset.classes import AFFINE, BIAS_FREE, check_class
+from indexset.degeneracy import find_degeneracy
+from indexset.errors import InputError
+from indexset.instance import Instance, _denominator, _scalar_string, read_npz
+from indexset.rational import fmpz_matrix, integer_numerators
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 HC_KEYS = ("H_res", "H_pre", "H_post")
 """Keys that make a file a hyper-connection file."""
@@ -299,7 +299,7 @@ def solve_hyper(instance: Instance, *, target_class=AFFINE, time_limit=None, fin
         on degenerate ones; otherwise what :func:`indexset.solver.solve`
         answers (s = 1, activations decided by theorem, a tolerance).
     """
-    from .solver import solve
+    from indexset.solver import solve
 
     start = time.perf_counter()
     target_class = check_class(target_class)
@@ -314,8 +314,8 @@ def solve_hyper(instance: Instance, *, target_class=AFFINE, time_limit=None, fin
 
 
 def _by_rank(instance: Instance, argument: dict, time_limit, stop, find_all, target_class) -> Result:
-    from .degenerate import decide_degenerate
-    from .theorems import bias_inside_verdict, necessity
+    from indexset.degenerate import decide_degenerate
+    from indexset.theorems import bias_inside_verdict, necessity
 
     stages = {"path": "hyper-connection rank argument", "rank_write": argument["rank_write"],
               "rank_read": argument["rank_read"], "d": argument["d"]}

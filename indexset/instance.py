@@ -35,10 +35,10 @@ from functools import cached_property
 import flint
 import numpy as np
 
-from . import activations
-from .errors import InputError
-from .files import atomic_write
-from .rational import fmpz_matrix, integer_numerators
+import indexset.activations as activations
+from indexset.errors import InputError
+from indexset.files import atomic_write
+from indexset.rational import fmpz_matrix, integer_numerators
 
 WEIGHT_KEYS = ("W_up", "W_down", "skip", "b_up", "b_down", "W_gate")
 CONTROL_KEYS = ("activation", "denominator", "block")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import hyper, stack
-from .classes import AFFINE, BIAS_FREE
-from .errors import InputError
-from .instance import Instance, read_npz
-from .result import Result
+import indexset.hyper as hyper
+
+import indexset.stack as stack
+from indexset.classes import AFFINE, BIAS_FREE
+from indexset.errors import InputError
+from indexset.instance import Instance, read_npz
+from indexset.result import Result
 
 
 def load_any(path) -> Instance | stack.Stack:
@@ -72,27 +74,27 @@ def solve_any(loaded, **options) -> Result:
         return stack.solve_stack(loaded, **allowed)
     if hyper.hyper_info(loaded) is not None:
         return hyper.solve_hyper(loaded, **options)
-    from .solver import solve
+    from indexset.solver import solve
 
     return solve(loaded, **options)
 
 
 def argument(instance: Instance, target_class: str = AFFINE) -> str:
     """The theorem or argument that decides a single (or effective HC) block against ``target_class``."""
-    from .activations import GATED, HOMOGENEOUS, ODD_LINEAR
-    from .degeneracy import find_degeneracy
-    from .degenerate import merge_kind
-    from .theorems import necessity
+    from indexset.activations import GATED, HOMOGENEOUS, ODD_LINEAR
+    from indexset.degeneracy import find_degeneracy
+    from indexset.degenerate import merge_kind
+    from indexset.theorems import necessity
 
     act = instance.act
     if instance.residual_free:
         return "residual-free block: there is no skip to absorb"
     if act.kind in (HOMOGENEOUS, GATED):
-        from .affine import argument as affine_argument
+        from indexset.affine import argument as affine_argument
 
         return affine_argument(instance, target_class)
     if act.kind != ODD_LINEAR:
-        from .theorems import theorem_verdict
+        from indexset.theorems import theorem_verdict
 
         return theorem_verdict(act, False, None, target_class).reason
     prefix = ""
@@ -118,8 +120,8 @@ def write_block_witness(instance: Instance, result: Result, out: str, fmt: str) 
     §7 witnesses (``certificate["kind"] == "degenerate"``) are rebuilt from
     the certificate, checked, and written the same way.
     """
-    from .commands.verify import write_checked_block, write_witness
-    from .degenerate import result_witness
+    from indexset.commands.verify import write_checked_block, write_witness
+    from indexset.degenerate import result_witness
 
     if "witness" not in (result.certificate or {}):
         return write_witness(instance, result.index_set, out, fmt)

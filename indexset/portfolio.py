@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import threading
 
-from .result import FEASIBLE, UNKNOWN, Result
+from indexset.result import FEASIBLE, UNKNOWN, Result
 
 ENGINES = ("lattice", "cpsat")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from .native.prune import propagate_bounds
-from .system import System
+from indexset.native.prune import propagate_bounds
+from indexset.system import System
 
 
 @dataclass

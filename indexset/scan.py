@@ -41,12 +41,14 @@ from typing import Callable, Iterator
 import numpy as np
 from safetensors import safe_open
 
-from . import activations, affine
-from .classes import AFFINE, BIAS_FREE, check_class
-from .errors import InputError
-from .gram import gram_decide
-from .theorems import theorem_verdict
-from .instance import Instance
+import indexset.activations as activations
+
+import indexset.affine as affine
+from indexset.classes import AFFINE, BIAS_FREE, check_class
+from indexset.errors import InputError
+from indexset.gram import gram_decide
+from indexset.theorems import theorem_verdict
+from indexset.instance import Instance
 
 POST_LN = "post-LN"
 PRE_LN = "pre-LN"

@@ -23,21 +23,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import activations
-from .degeneracy import find_degeneracy
-from .classes import AFFINE, BIAS_FREE, check_class
-from .degenerate import decide_degenerate
-from .errors import InputError
-from .gram import gram_applies, gram_decide
-from .instance import Instance
-from .portfolio import available_engines, run_portfolio
-from .prune import no_pruning, prune, subsystem, whole_part
-from .rational import fmpz_matrix
-from .reduce import reduce_system
-from .result import ABSORBABLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from .system import System, build_system
-from .theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
-from .verify import verify
+import indexset.activations as activations
+from indexset.degeneracy import find_degeneracy
+from indexset.classes import AFFINE, BIAS_FREE, check_class
+from indexset.degenerate import decide_degenerate
+from indexset.errors import InputError
+from indexset.gram import gram_applies, gram_decide
+from indexset.instance import Instance
+from indexset.portfolio import available_engines, run_portfolio
+from indexset.prune import no_pruning, prune, subsystem, whole_part
+from indexset.rational import fmpz_matrix
+from indexset.reduce import reduce_system
+from indexset.result import ABSORBABLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.system import System, build_system
+from indexset.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
+from indexset.verify import verify
 
 GRAM_SIZE = 50_000
 """Above this many entries of M (d²·n) with n ≤ d², solve takes the Gram path first."""

@@ -48,11 +48,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
-from .classes import AFFINE, BIAS_FREE, check_class, phrase
-from .errors import InputError
-from .instance import RESIDUAL_FREE, WEIGHT_KEYS, Instance, _denominator, _scalar_string, exact_value, read_npz, write_npz
-from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
+from indexset.classes import AFFINE, BIAS_FREE, check_class, phrase
+from indexset.errors import InputError
+from indexset.instance import RESIDUAL_FREE, WEIGHT_KEYS, Instance, _denominator, _scalar_string, exact_value, read_npz, write_npz
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 SUFFIX = re.compile(r"^(W_up|W_down|skip|b_up|b_down|W_gate)_(\d+)$")
 """Per-layer suffix keys, refused with an explanation."""
@@ -242,7 +242,7 @@ def _stacked(blocks: list, source: str) -> tuple[dict, int]:
 # ================================================================ forward
 def forward_exact(stack: Stack, points: list) -> list:
     """Evaluate a ReLU / leaky-ReLU stack exactly on rational points."""
-    from .witness import forward_exact as block_forward
+    from indexset.witness import forward_exact as block_forward
 
     for block in stack.blocks:
         points = block_forward(block, points)
@@ -251,7 +251,7 @@ def forward_exact(stack: Stack, points: list) -> list:
 
 def forward_float(stack: Stack, points: np.ndarray) -> np.ndarray:
     """Evaluate a stack in float64 (one row per point)."""
-    from .witness import forward_float as block_forward
+    from indexset.witness import forward_float as block_forward
 
     x = np.asarray(points, dtype=np.float64)
     for block in stack.blocks:
@@ -266,7 +266,7 @@ def check_stack_forward(original: Stack, candidate: Stack, points: int = 16, see
     -------
     indexset.witness.ForwardCheck
     """
-    from .witness import FLOAT_TOLERANCE, ForwardCheck, random_points
+    from indexset.witness import FLOAT_TOLERANCE, ForwardCheck, random_points
 
     xs = random_points(original.d, points, seed)
     rounded = any(bool(b.metadata.get("witness_rounded", False)) for b in candidate.blocks)
@@ -287,7 +287,7 @@ def _float_scale(stack: Stack, x: np.ndarray, out: np.ndarray) -> float:
     gain (skip plus |W_down|·|W_up|); summed over the blocks this stays far
     below the O(1) relative gap of a wrong witness.
     """
-    from .witness import forward_float as block_forward
+    from indexset.witness import forward_float as block_forward
 
     scale = 1.0 + float(np.abs(out).max())
     for block in stack.blocks:
@@ -356,7 +356,7 @@ def solve_stack(stack: Stack, *, target_class=AFFINE, time_limit=None, seed=0, e
     target_class = check_class(target_class)
     by_theorem = depth_corollary(stack, target_class)
     if by_theorem is None and stack.act.kind == UNCOVERED:
-        from .theorems import theorem_verdict
+        from indexset.theorems import theorem_verdict
 
         by_theorem = theorem_verdict(stack.act, False, start, target_class)
         by_theorem.reason = f"stack of {stack.L} block(s): {by_theorem.reason}"
@@ -372,7 +372,7 @@ def solve_stack(stack: Stack, *, target_class=AFFINE, time_limit=None, seed=0, e
 
 
 def _solve_blocks(stack, target_class, time_limit, seed, engines, stop, progress, start) -> list:
-    from .solver import solve
+    from indexset.solver import solve
 
     results = []
     for index, block in enumerate(stack.blocks):
@@ -439,7 +439,7 @@ def _absorbable(stack: Stack, results: list, certificate: dict, stages: dict, ex
 
 def witness_stack(stack: Stack, certificate: dict) -> Stack:
     """The residual-free witness stack of a block-wise positive (one witness per block)."""
-    from .degenerate import result_witness
+    from indexset.degenerate import result_witness
 
     blocks = []
     for block, record in zip(stack.blocks, certificate["blocks"]):

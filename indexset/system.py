@@ -15,8 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .instance import Instance
-from .verify import require_odd_linear
+from indexset.instance import Instance
+from indexset.verify import require_odd_linear
 
 
 @dataclass

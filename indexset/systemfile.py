@@ -17,8 +17,8 @@ import zipfile
 
 import numpy as np
 
-from .errors import InputError
-from .system import System, plain_system
+from indexset.errors import InputError
+from indexset.system import System, plain_system
 
 
 def load_system(path) -> System:

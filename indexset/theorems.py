@@ -15,10 +15,10 @@ import time
 import flint
 import numpy as np
 
-from .activations import GATED, HOMOGENEOUS, UNCOVERED
-from .classes import AFFINE, BIAS_FREE, phrase
-from .instance import Instance
-from .result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.activations import GATED, HOMOGENEOUS, UNCOVERED
+from indexset.classes import AFFINE, BIAS_FREE, phrase
+from indexset.instance import Instance
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 
 def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit: float | None = None, stop=None, seed: int = 0, start: float | None = None) -> Result:
@@ -29,7 +29,7 @@ def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit
     """
     act = instance.act
     if act.kind in (HOMOGENEOUS, GATED):
-        from .affine import decide
+        from indexset.affine import decide
 
         result = decide(instance, target_class, time_limit=time_limit, stop=stop, seed=seed)
         if start is not None:
@@ -68,7 +68,7 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
                   f"equal to f has a unit on each unit of f, bias included, and units {_ranges(biased)} of f have a "
                   f"nonzero bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
         return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
-    from .degenerate import block_values, canonical_form, merge_kind
+    from indexset.degenerate import block_values, canonical_form, merge_kind
 
     if merge_kind(instance.act) is None:
         return None

@@ -15,10 +15,10 @@ from typing import Iterable
 import flint
 import numpy as np
 
-from .activations import ODD_LINEAR
-from .errors import InputError
-from .instance import Instance
-from .rational import as_fraction, fmpz_matrix, fmpz_to_object, max_abs
+from indexset.activations import ODD_LINEAR
+from indexset.errors import InputError
+from indexset.instance import Instance
+from indexset.rational import as_fraction, fmpz_matrix, fmpz_to_object, max_abs
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from typing import Iterable
 import flint
 import numpy as np
 
-from .files import atomic_write
-from .instance import Instance, exact_value
-from .verify import check_index_set, require_odd_linear
+from indexset.files import atomic_write
+from indexset.instance import Instance, exact_value
+from indexset.verify import check_index_set, require_odd_linear
 
 FLOAT_TOLERANCE = 1e-9
 """Relative tolerance of the float64 forward check (times the output scale)."""

@@ -13,9 +13,9 @@ import os
 import sys
 import threading
 
-from .. import bench
-from ..errors import InputError
-from .common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
+import indexset.bench as bench
+from indexset.errors import InputError
+from indexset.commands.common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
 
 
 def register(sub) -> None:

@@ -7,8 +7,8 @@ import os
 import sys
 from fractions import Fraction
 
-from ..activations import parse_fraction
-from ..errors import InputError
+from indexset.activations import parse_fraction
+from indexset.errors import InputError
 
 
 def emit_json(payload: dict) -> None:
@@ -84,7 +84,7 @@ def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
 
 def add_class_option(parser) -> None:
     """``--class affine|bias-free``: which residual-free blocks count."""
-    from ..classes import AFFINE, CLASSES, DEFINITIONS
+    from indexset.classes import AFFINE, CLASSES, DEFINITIONS
 
     parser.add_argument(
         "--class", dest="target_class", choices=CLASSES, default=AFFINE,
@@ -106,7 +106,7 @@ def cluster_from_args(args, *, always: bool = True):
     """
     import contextlib
 
-    from ..distributed import Cluster
+    from indexset.distributed import Cluster
 
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers", "must be at least 1")

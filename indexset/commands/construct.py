@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import construct
-from ..errors import InputError
+import indexset.construct as construct
+from indexset.errors import InputError
 
 _OPTIONS = {
     "d": (("--d",), {"type": int, "help": "dimension d"}),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from ..degeneracy import find_degeneracy
-from ..instance import Instance
-from .. import degenerate, hyper, loading, stack
-from ..classes import DEFINITIONS
-from .common import add_class_option, emit_json
+from indexset.degeneracy import find_degeneracy
+from indexset.instance import Instance
+import indexset.degenerate as degenerate
+import indexset.hyper as hyper
+import indexset.loading as loading
+import indexset.stack as stack
+from indexset.classes import DEFINITIONS
+from indexset.commands.common import add_class_option, emit_json
 
 
 def register(sub) -> None:

@@ -7,9 +7,9 @@ import re
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..classes import DEFINITIONS
-from ..scan import scan
-from .common import add_class_option, emit_json, parse_tolerance
+from indexset.classes import DEFINITIONS
+from indexset.scan import scan
+from indexset.commands.common import add_class_option, emit_json, parse_tolerance
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
 

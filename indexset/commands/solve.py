@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 
-from ..classes import DEFINITIONS
-from ..errors import InputError
-from ..instance import Instance
-from ..result import ABSORBABLE, Result
-from ..solver import solve
-from .common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
-from ..loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
-from ..stack import Stack  # issue 6 hook
+from indexset.classes import DEFINITIONS
+from indexset.errors import InputError
+from indexset.instance import Instance
+from indexset.result import ABSORBABLE, Result
+from indexset.solver import solve
+from indexset.commands.common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
+from indexset.loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
+from indexset.stack import Stack  # issue 6 hook
 
 
 def register(sub) -> None:
@@ -36,7 +36,7 @@ def register(sub) -> None:
 def _engines(text):
     if text is None:
         return None
-    from ..portfolio import ENGINES
+    from indexset.portfolio import ENGINES
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in ENGINES]

@@ -12,11 +12,11 @@ import os
 import threading
 import time
 
-from ..errors import InputError
-from ..reduce import reduce_system
-from ..result import Result
-from ..systemfile import load_system
-from .common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
+from indexset.errors import InputError
+from indexset.reduce import reduce_system
+from indexset.result import Result
+from indexset.systemfile import load_system
+from indexset.commands.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from ..instance import Instance
-from ..verify import approximate, verify
-from ..witness import check_forward, save_safetensors, witness
-from .common import emit_json, parse_index_set, parse_tolerance
+from indexset.instance import Instance
+from indexset.verify import approximate, verify
+from indexset.witness import check_forward, save_safetensors, witness
+from indexset.commands.common import emit_json, parse_index_set, parse_tolerance
 
 
 def register(sub) -> None:

@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..instance import Instance, exact_value
-from ..verify import require_odd_linear
+from indexset.instance import Instance, exact_value
+from indexset.verify import require_odd_linear
 
 MAX_WIDTH = 22
 """Largest n the brute force accepts (2^22 subsets)."""

@@ -14,10 +14,10 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ..bounds import kernel_bounds
-from ..reduce import Reduction
-from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from ..system import System, fit_coefficients
+from indexset.bounds import kernel_bounds
+from indexset.reduce import Reduction
+from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.system import System, fit_coefficients
 
 NAME = "cpsat"
 INT_LIMIT = 2**53

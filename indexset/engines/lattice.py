@@ -40,7 +40,7 @@ import flint
 import numpy as np
 import scipy.linalg
 
-from ..native import enumerate as native
+from indexset.native import enumerate as native
 
 try:
     # Imported here, at module import (the main thread): cysignals installs
@@ -49,9 +49,9 @@ try:
 except (ImportError, ValueError):  # ValueError: first imported off the main thread
     BKZ = IntegerMatrix = None  # BKZ is a speed-up only; LLL alone stays correct
 
-from ..reduce import Reduction, reduce_system
-from ..result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from ..system import System
+from indexset.reduce import Reduction, reduce_system
+from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.system import System
 
 NAME = "lattice"
 
@@ -183,7 +183,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
     seconds_left = None if deadline is None else deadline - time.perf_counter()
     if cluster is not None and lattice.D > SPLIT_FROM and cluster.accepts(stages.get("estimated_nodes"), seconds_left):
-        from ..distributed import enumerate_split  # Dask is imported only when a cluster is used
+        from indexset.distributed import enumerate_split  # Dask is imported only when a cluster is used
 
         outcome = enumerate_split(system, lattice, cluster, find_all, deadline, stop, progress)
         if outcome is not None:
