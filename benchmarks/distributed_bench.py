@@ -7,7 +7,7 @@ same exact reduction and basis choice:
 
 - ``single``: the lattice engine in this process, one thread (the sequential run);
 - ``threads-2``: the same engine with two threads sharing subtrees (for comparison);
-- ``dask-1``, ``dask-2``: the split search (:mod:`indexset.distributed`) on a
+- ``dask-1``, ``dask-2``: the split search (:mod:`indexset.search.distributed`) on a
   ``LocalCluster`` of 1 or 2 worker processes, startup timed apart.
 
 From the per-part seconds of ``dask-1`` (one part at a time, no contention)
@@ -28,11 +28,11 @@ import os
 import platform
 import time
 
-from indexset import construct
-from indexset.distributed import Cluster
-from indexset.engines import lattice
-from indexset.reduce import reduce_system
-from indexset.system import build_system
+from indexset.workflows import construct
+from indexset.search.distributed import Cluster
+from indexset.search.engines import lattice
+from indexset.search.reduce import reduce_system
+from indexset.search.system import build_system
 
 
 def warm_up() -> None:

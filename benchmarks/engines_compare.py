@@ -21,12 +21,12 @@ import time
 
 import numpy as np
 
-from indexset import construct
-from indexset.engines import cpsat, lattice
-from indexset.portfolio import run_portfolio
-from indexset.reduce import reduce_system
-from indexset.system import build_system, plain_system
-from indexset.systemfile import load_system
+from indexset.workflows import construct
+from indexset.search.engines import cpsat, lattice
+from indexset.search.portfolio import run_portfolio
+from indexset.search.reduce import reduce_system
+from indexset.search.system import build_system, plain_system
+from indexset.search.systemfile import load_system
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARKET_SPLIT = os.path.join(HERE, "..", "..", "shared", "benchmarks", "qoblib-marketsplit")
@@ -38,7 +38,7 @@ def star_system(d, n, bound, seed):
     rng = np.random.default_rng(seed)
     W_up = rng.integers(-bound, bound + 1, size=(n, d))
     W_down = rng.integers(-bound, bound + 1, size=(d, n))
-    from indexset.instance import Instance
+    from indexset.model.instance import Instance
 
     return build_system(Instance(W_up, W_down))
 

@@ -2,7 +2,7 @@
 
 Decides one random, seeded layer (default d = 768, n = 3072, the BERT-base /
 GPT-2-small MLP shape, weights N(0, 1/d) and N(0, 1/n), GELU) with
-:func:`indexset.gram.gram_decide`, and reports its wall time and peak
+:func:`indexset.large.gram.gram_decide`, and reports its wall time and peak
 memory next to the bare n × n solve it rests on (forming G, then
 ``numpy.linalg.solve`` and ``scipy.linalg.cho_factor``/``cho_solve``).
 
@@ -42,8 +42,8 @@ _threads_from_argv(None)
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
 
-from indexset.gram import gram_decide, gram_matrix  # noqa: E402
-from indexset.instance import Instance  # noqa: E402
+from indexset.large.gram import gram_decide, gram_matrix  # noqa: E402
+from indexset.model.instance import Instance  # noqa: E402
 
 
 def layer(d: int, n: int, seed: int) -> Instance:

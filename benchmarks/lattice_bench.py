@@ -28,10 +28,10 @@ import time
 
 import numpy as np
 
-from indexset.engines import lattice
-from indexset.reduce import reduce_system
-from indexset.system import System
-from indexset.systemfile import load_system
+from indexset.search.engines import lattice
+from indexset.search.reduce import reduce_system
+from indexset.search.system import System
+from indexset.search.systemfile import load_system
 
 MARKET_SPLIT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "benchmarks", "qoblib-marketsplit")
 QOBLIB = ["ms_03_050_002", "ms_03_100_001", "ms_03_200_050", "ms_04_050_001", "ms_04_100_003", "ms_04_200_030", "ms_05_050_001", "ms_05_100_003", "ms_05_200_070", "ms_06_050_001", "ms_06_100_002", "ms_06_200_077", "ms_07_050_001", "ms_07_100_002"]

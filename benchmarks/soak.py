@@ -383,7 +383,7 @@ def build_parser():
     parser.add_argument("--time-limit", type=float, default=None, help="passed to indexset solve as --time-limit")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is killed and counted as a hang")
     parser.add_argument("--indexset", default="indexset", metavar="CMD",
-                        help="the indexset command (split like a shell line, e.g. 'python -m indexset.cli')")
+                        help="the indexset command (split like a shell line, e.g. 'python -m indexset.cli.main')")
     parser.add_argument("--d2-sizes", default=DEFAULT_D2_SIZES, help="widths n of the d = 2 families (--range 1000)")
     parser.add_argument("--d3-sizes", default=DEFAULT_D3_SIZES, help="widths n of the d = 3 families (--range 30)")
     parser.add_argument("--per-size", type=int, default=1, help="instances per family and width (seeds seed, seed+1, ...)")

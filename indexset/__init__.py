@@ -8,10 +8,10 @@ Main entry points::
 """
 
 from indexset.errors import InputError
-from indexset.instance import Instance
+from indexset.model.instance import Instance
 from indexset.result import Result
-from indexset.verify import Verification, verify
-from indexset.witness import check_forward, witness
+from indexset.exact.verify import Verification, verify
+from indexset.exact.witness import check_forward, witness
 
 __all__ = ["InputError", "Instance", "Result", "Verification", "verify", "witness", "check_forward", "solve"]
 __version__ = "0.1.0"

@@ -23,21 +23,21 @@ from fractions import Fraction
 
 import numpy as np
 
-import indexset.activations as activations
-from indexset.degeneracy import find_degeneracy
+import indexset.model.activations as activations
+from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.classes import AFFINE, BIAS_FREE, check_class
-from indexset.degenerate import decide_degenerate
+from indexset.theory.degenerate import decide_degenerate
 from indexset.errors import InputError
-from indexset.gram import gram_applies, gram_decide
-from indexset.instance import Instance
-from indexset.portfolio import available_engines, run_portfolio
-from indexset.prune import no_pruning, prune, subsystem, whole_part
-from indexset.rational import fmpz_matrix
-from indexset.reduce import reduce_system
+from indexset.large.gram import gram_applies, gram_decide
+from indexset.model.instance import Instance
+from indexset.search.portfolio import available_engines, run_portfolio
+from indexset.search.prune import no_pruning, prune, subsystem, whole_part
+from indexset.exact.rational import fmpz_matrix
+from indexset.search.reduce import reduce_system
 from indexset.result import ABSORBABLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.system import System, build_system
-from indexset.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
-from indexset.verify import verify
+from indexset.search.system import System, build_system
+from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
+from indexset.exact.verify import verify
 
 GRAM_SIZE = 50_000
 """Above this many entries of M (d²·n) with n ≤ d², solve takes the Gram path first."""
@@ -98,9 +98,9 @@ def solve(instance: Instance, *, target_class=AFFINE, time_limit=None, find_all=
         test or split), ``lattice`` (no exact reduction: no kernel
         coordinates for CP-SAT, no lattice engine), ``gram`` (no Gram path).
         Answers stay correct; only speed changes.
-    cluster : indexset.distributed.Cluster, optional
+    cluster : indexset.search.distributed.Cluster, optional
         Lets the lattice engine run a long enumeration as Dask tasks there
-        (:mod:`indexset.distributed`); answers are the same.
+        (:mod:`indexset.search.distributed`); answers are the same.
 
     Returns
     -------

@@ -22,8 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from indexset.degeneracy import find_degeneracy
-from indexset.verify import verify
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.exact.verify import verify
 
 
 # ------------------------------------------------------------ exact values
@@ -254,8 +254,8 @@ def check_section_7(instance, result, reference, nondegenerate):
     labelled an extension, and a positive carries a witness block of the
     same width that must pass the forward check (exact for ReLU).
     """
-    from indexset.degenerate import result_witness
-    from indexset.witness import check_forward
+    from indexset.theory.degenerate import result_witness
+    from indexset.exact.witness import check_forward
 
     assert not reference and not nondegenerate, "§7 verdict where (★) decides"
     assert result.extension is True and "MATH.md §7" in result.reason
@@ -328,8 +328,8 @@ def check_affine_class(instance, result):
     apply, and then no flip equals f by brute force; unknown: only on
     degenerate weights.
     """
-    from indexset.affine import violations
-    from indexset.degenerate import result_witness
+    from indexset.theory.affine import violations
+    from indexset.theory.degenerate import result_witness
 
     assert result.target_class == "affine"
     nondegenerate = not violations(instance)

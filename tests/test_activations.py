@@ -7,8 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset import activations
-from indexset.activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
+from indexset.model import activations
+from indexset.model.activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
 from indexset.errors import InputError
 
 # name -> (expected c, expected extension flag, exact rational forward?)

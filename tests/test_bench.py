@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from indexset import bench, construct
-from indexset.cli import main
-from indexset.engines.brute import absorbing_sets_brute
-from indexset.verify import verify
+from indexset.workflows import bench, construct
+from indexset.cli.main import main
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.exact.verify import verify
 
 METHODS = ["pipeline", "cpsat-plain", "milp", "brute"]
 WIDTHS = [6, 8, 10]

@@ -15,14 +15,15 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset import construct, solve
-from indexset.affine import violations
-from indexset.cli import main
-from indexset.degenerate import result_witness
-from indexset.instance import Instance
-from indexset.stack import Stack, solve_stack
-from indexset.verify import verify
-from indexset.witness import check_forward, forward_exact
+from indexset.workflows import construct
+from indexset import solve
+from indexset.theory.affine import violations
+from indexset.cli.main import main
+from indexset.theory.degenerate import result_witness
+from indexset.model.instance import Instance
+from indexset.model.stack import Stack, solve_stack
+from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward, forward_exact
 
 from solve_reference import check_affine_class, flip_sets_by_forward
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
-CLI = [sys.executable, "-m", "indexset.cli"]
+CLI = [sys.executable, "-m", "indexset"]
 EXIT = {"absorbable": 0, "not_absorbable": 1, "unknown": 3}
 SIGNATURES = ("SIGABRT", "Traceback", "terminate called")
 CRASH_DIR = "cysignals_crash_logs"

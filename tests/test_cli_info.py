@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from indexset.cli import main
-from indexset.instance import Instance
-from indexset.witness import check_forward
+from indexset.cli.main import main
+from indexset.model.instance import Instance
+from indexset.exact.witness import check_forward
 
 
 def run(capsys, argv):

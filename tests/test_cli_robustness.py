@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from indexset import construct, solve
-from indexset.cli import main
-from indexset.distributed import Cluster
-from indexset.instance import Instance
+from indexset.workflows import construct
+from indexset import solve
+from indexset.cli.main import main
+from indexset.search.distributed import Cluster
+from indexset.model.instance import Instance
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 CLI = [shutil.which("indexset") or "indexset"]
@@ -155,7 +156,7 @@ def test_degenerate_decision_spends_the_callers_remaining_time(monkeypatch):
 
 # ------------------------------------------------------ local cluster fallback
 def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
-    from indexset.engines import lattice
+    from indexset.search.engines import lattice
 
     system_instance = construct.random(d=2, n=50, range=1000, seed=2)  # D ≥ 40: the engine estimates the tree
     messages = []

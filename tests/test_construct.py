@@ -1,4 +1,4 @@
-"""Tests of ``indexset.construct`` and ``indexset construct``.
+"""Tests of ``indexset.workflows.construct`` and ``indexset construct``.
 
 Every planted S must pass the exact verifier, and for n ≤ 16 a brute force
 over all 2^n subsets must list it; negatives must have no S; degenerate
@@ -15,14 +15,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset import construct
-from indexset.activations import HOMOGENEOUS
-from indexset.cli import main
-from indexset.degeneracy import find_degeneracy
-from indexset.engines.brute import absorbing_sets_brute
+from indexset.workflows import construct
+from indexset.model.activations import HOMOGENEOUS
+from indexset.cli.main import main
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
-from indexset.instance import Instance, exact_value
-from indexset.verify import verify
+from indexset.model.instance import Instance, exact_value
+from indexset.exact.verify import verify
 
 SEEDS = range(12)
 

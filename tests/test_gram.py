@@ -7,10 +7,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset.degeneracy import find_degeneracy
+from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.errors import InputError
-from indexset.gram import EXTENDED, float_data, gram_applies, gram_bounds, gram_decide, lower_bound, screen_degeneracy
-from indexset.instance import Instance
+from indexset.large.gram import EXTENDED, float_data, gram_applies, gram_bounds, gram_decide, lower_bound, screen_degeneracy
+from indexset.model.instance import Instance
 
 UNIMODULAR = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1]], dtype=float)
 

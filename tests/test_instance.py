@@ -12,9 +12,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset.cli import main
+from indexset.cli.main import main
 from indexset.errors import InputError
-from indexset.instance import Instance, exact_value
+from indexset.model.instance import Instance, exact_value
 
 # ------------------------------------------------------------------ round trip
 

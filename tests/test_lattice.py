@@ -8,13 +8,13 @@ import threading
 import numpy as np
 import pytest
 
-from indexset.cli import main
-from indexset.engines.brute import solve_system_brute
-from indexset.engines.lattice import search
+from indexset.cli.main import main
+from indexset.search.engines.brute import solve_system_brute
+from indexset.search.engines.lattice import search
 from indexset.errors import InputError
-from indexset.reduce import reduce_system
-from indexset.system import System, plain_system
-from indexset.systemfile import load_system
+from indexset.search.reduce import reduce_system
+from indexset.search.system import System, plain_system
+from indexset.search.systemfile import load_system
 
 
 def random_system(rng, m, n, low, high, planted):

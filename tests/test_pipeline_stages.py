@@ -13,13 +13,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset.bounds import kernel_bounds
-from indexset.engines import cpsat
-from indexset.engines.brute import solve_system_brute
-from indexset.portfolio import run_portfolio
-from indexset.prune import prune
-from indexset.reduce import check_span_certificate, reduce_system
-from indexset.system import System, fit_coefficients, plain_system
+from indexset.search.bounds import kernel_bounds
+from indexset.search.engines import cpsat
+from indexset.search.engines.brute import solve_system_brute
+from indexset.search.portfolio import run_portfolio
+from indexset.search.prune import prune
+from indexset.search.reduce import check_span_certificate, reduce_system
+from indexset.search.system import System, fit_coefficients, plain_system
 
 
 def random_system(rng, m, n, bound, planted):

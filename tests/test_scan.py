@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from indexset.cli import main
+from indexset.cli.main import main
 from indexset.errors import InputError
-from indexset.scan import read_bfloat16, scan
+from indexset.large.scan import read_bfloat16, scan
 
 D, N = 4, 16
 S = [1, 4, 7, 10]

@@ -2,7 +2,7 @@
 
 Every answer is checked against a reference that shares no code with the
 solver pipeline: the brute force over all 2^n subsets
-(:func:`indexset.engines.brute.absorbing_sets_brute`), the meet-in-the-middle
+(:func:`indexset.search.engines.brute.absorbing_sets_brute`), the meet-in-the-middle
 and Fraction references of ``solve_reference.py``, and the exact verifier.
 Never against numbers copied from an earlier run. Every RNG is seeded.
 """
@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexset import construct, solve
-from indexset.cli import main
-from indexset.degeneracy import find_degeneracy
-from indexset.engines.brute import absorbing_sets_brute
-from indexset.instance import Instance
-from indexset.verify import verify
-from indexset.witness import check_forward, forward_float
+from indexset.workflows import construct
+from indexset import solve
+from indexset.cli.main import main
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.model.instance import Instance
+from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward, forward_float
 
 from solve_reference import (
     check_affine_class,

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from indexset import construct
-from indexset.cli import main
-from indexset.engines.brute import absorbing_sets_brute
-from indexset.instance import Instance
-from indexset.verify import verify
-from indexset.witness import check_forward
+from indexset.workflows import construct
+from indexset.cli.main import main
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.model.instance import Instance
+from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward
 
 from solve_reference import check_affine_class, brute_within, check_result, fractions, mitm_solutions
 

@@ -2,7 +2,7 @@
 
 Every positive is checked by a forward pass (exact for ReLU); negatives on
 degenerate weights are compared with arguments and references written here
-independently of :mod:`indexset.degenerate`.
+independently of :mod:`indexset.theory.degenerate`.
 """
 
 from __future__ import annotations
@@ -16,18 +16,18 @@ import flint
 import numpy as np
 import pytest
 
-from indexset import construct
-from indexset.cli import main
-from indexset.degeneracy import find_degeneracy
-from indexset.degenerate import decide_degenerate, result_witness
-from indexset.engines.brute import absorbing_sets_brute
+from indexset.workflows import construct
+from indexset.cli.main import main
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.theory.degenerate import decide_degenerate, result_witness
+from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
-from indexset.hyper import effective_instance, rank_argument, solve_hyper
-from indexset.instance import Instance
-from indexset.loading import load_any
+from indexset.model.hyper import effective_instance, rank_argument, solve_hyper
+from indexset.model.instance import Instance
+from indexset.model.loading import load_any
 from indexset.solver import solve
-from indexset.stack import Stack, check_stack_forward, solve_stack, witness_stack
-from indexset.witness import check_forward, forward_float
+from indexset.model.stack import Stack, check_stack_forward, solve_stack, witness_stack
+from indexset.exact.witness import check_forward, forward_float
 
 
 def run(capsys, argv):

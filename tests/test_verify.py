@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from indexset.errors import InputError
-from indexset.instance import Instance
-from indexset.verify import verify
+from indexset.model.instance import Instance
+from indexset.exact.verify import verify
 
 # ------------------------------------------------------------------ reference
 

@@ -1,0 +1,7 @@
+"""``python -m indexset``: the command line."""
+
+import sys
+
+from indexset.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,207 @@
+"""Small helpers shared by the subcommands: printing and option parsing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from fractions import Fraction
+
+from indexset.model.activations import parse_fraction
+from indexset.errors import InputError
+
+
+def emit_json(payload: dict) -> None:
+    """Print one JSON object on stdout."""
+    print(json.dumps(payload, indent=2, default=_default, ensure_ascii=False))
+
+
+def _default(value):
+    if isinstance(value, Fraction):
+        return str(value)
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def parse_index_set(text: str) -> list[int]:
+    """Parse ``0,3,5`` (or an empty string for S = ∅) into ints."""
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise InputError("--index-set", f"{text!r} is not a comma-separated list of integers") from None
+
+
+def parse_tolerance(text: str | None) -> Fraction | None:
+    """Parse ``--tol`` as an exact nonnegative rational."""
+    if text is None:
+        return None
+    value = parse_fraction(text, "--tol")
+    if value < 0:
+        raise InputError("--tol", "tolerance must be ≥ 0")
+    return value
+
+
+EXIT_SECONDS = 0.3
+"""Seconds of ``--time-limit`` kept back for printing, writing and interpreter exit."""
+
+
+def process_seconds() -> float:
+    """Seconds since this process started (imports included); 0 where the OS does not tell.
+
+    ``--time-limit`` bounds the whole process, so the time spent before the
+    command runs (interpreter start, imports) counts against it.
+    """
+    try:
+        with open("/proc/self/stat") as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as stream:
+            uptime = float(stream.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: start time in ticks
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
+    """What is left of ``--time-limit`` for the work itself (None: no limit).
+
+    ``reserve`` seconds more are kept back (closing a local Dask cluster).
+
+    Raises
+    ------
+    InputError
+        A time limit that is not a positive number.
+    """
+    if time_limit is None:
+        return None
+    if not time_limit > 0 or time_limit == float("inf"):
+        raise InputError("--time-limit", f"must be a positive number of seconds, got {time_limit}")
+    return max(0.01, time_limit - process_seconds() - EXIT_SECONDS - reserve)
+
+
+def add_class_option(parser) -> None:
+    """``--class affine|bias-free``: which residual-free blocks count."""
+    from indexset.classes import AFFINE, CLASSES, DEFINITIONS
+
+    parser.add_argument(
+        "--class", dest="target_class", choices=CLASSES, default=AFFINE,
+        help=f"residual-free blocks that count: affine = {DEFINITIONS['affine']}; bias-free = {DEFINITIONS['bias-free']} (default: affine)",
+    )
+
+
+def add_cluster_options(parser, workers_help: str | None = None) -> None:
+    """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")
+    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a long lattice enumeration (default: every CPU; started only when the search is predicted to take ≥ 20 s)")
+
+
+def cluster_from_args(args, *, always: bool = True):
+    """The :class:`indexset.search.distributed.Cluster` the options ask for (a context manager).
+
+    With ``always=False`` and neither option given, a no-op context that
+    yields None (work stays in this process).
+    """
+    import contextlib
+
+    from indexset.search.distributed import Cluster
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers", "must be at least 1")
+    if not always and args.scheduler is None and args.workers is None:
+        return contextlib.nullcontext()
+    cluster = Cluster(scheduler=args.scheduler, workers=args.workers, on_problem=lambda message: warn(f"indexset: {message}"))
+    if args.scheduler is not None:
+        try:
+            cluster.client()  # connect now: a wrong address is bad input (exit 2), not a failed engine
+        except InputError as exc:
+            raise InputError("--scheduler", exc.problem) from None
+    return cluster
+
+
+def warn(message: str) -> None:
+    """A line on stderr."""
+    print(message, file=sys.stderr)
+
+
+class Progress:
+    """Progress on stderr: a live line on a terminal, else a plain line every :data:`PLAIN_SECONDS`.
+
+    Call it with a dict of counters (the ``progress`` callback of solvers
+    and engines); use as a context manager. Plain lines suit batch logs
+    (SLURM, CI), where a live display would be noise.
+    """
+
+    PLAIN_SECONDS = 10.0
+
+    def __init__(self, label: str, enabled: bool | None = None) -> None:
+        self.label = label
+        self.live = sys.stderr.isatty() if enabled is None else enabled
+        self._status = None
+        self._start = None
+        self._last = 0.0
+
+    def __enter__(self) -> "Progress":
+        import time
+
+        self._start = self._last = time.perf_counter()
+        if self.live:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status(self.label)
+            self._status.__enter__()
+        return self
+
+    def __call__(self, counters: dict) -> None:
+        import time
+
+        now = time.perf_counter()
+        if now - self._last < (0.2 if self.live else self.PLAIN_SECONDS):
+            return
+        self._last = now
+        text = f"{self.label} [{now - self._start:.1f} s] " + ", ".join(f"{k} {v}" for k, v in counters.items())
+        if self._status is not None:
+            self._status.update(text)
+        else:
+            print(f"indexset: {text}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
+class StopOnInterrupt:
+    """Turn the first Ctrl-C into ``event.set()`` so work stops and reports.
+
+    A second Ctrl-C raises KeyboardInterrupt as usual.
+    """
+
+    def __init__(self, event) -> None:
+        self.event = event
+        self._previous = None
+
+    def _handler(self, signum, frame) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        warn("indexset: interrupted, stopping and reporting what is known (Ctrl-C again to abort)")
+
+    def __enter__(self) -> "StopOnInterrupt":
+        import signal
+        import threading
+
+        try:  # cysignals replaces the SIGINT handler when fpylll is first imported: before ours, not after
+            import fpylll  # noqa: F401
+        except (ImportError, ValueError):
+            pass
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)

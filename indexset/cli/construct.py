@@ -1,0 +1,86 @@
+"""``indexset construct FAMILY [options] -o FILE.npz``: build an instance file.
+
+One sub-command per family of :mod:`indexset.workflows.construct`; options left out
+take the library defaults (every option is ``argparse.SUPPRESS`` by
+default, so the defaults live in one place: the family functions).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import indexset.workflows.construct as construct
+from indexset.errors import InputError
+
+_OPTIONS = {
+    "d": (("--d",), {"type": int, "help": "dimension d"}),
+    "n": (("--n",), {"type": int, "help": "width n (number of hidden units)"}),
+    "k": (("--k",), {"type": int, "help": "size of the planted index set S (d ≤ k ≤ n)"}),
+    "range": (("--range",), {"type": int, "metavar": "R", "help": "integer entries (numerators) in [−R, R]"}),
+    "activation": (("--activation",), {"help": "activation name, e.g. relu, gelu, leaky_relu:1/2"}),
+    "biases": (("--biases",), {"action": "store_true", "help": "draw random biases"}),
+    "skip": (("--skip",), {"choices": construct.SKIPS, "help": "skip matrix A (default identity)"}),
+    "denominator": (("--denominator",), {"type": int, "metavar": "Q", "help": "store integer numerators over Q"}),
+    "streams": (("--streams",), {"type": int, "help": "mhc: number of residual streams (divides d)"}),
+    "dtype": (("--dtype",), {"choices": construct.DTYPES, "help": "integer or Gaussian float weights"}),
+    "tol": (("--tol",), {"help": "tolerance the planted S must meet (default 1e-9)"}),
+    "kind": (("--kind",), {"choices": construct.DEGENERACIES, "help": "which degeneracy to create"}),
+    "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
+    "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
+    "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),  # issue 6
+    "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S); still not absorbable by --class"}),
+    "pairs": (("--pairs",), {"action": "store_true", "help": "d pairs of units with opposite gate rows and parallel down columns: absorbable with biases in g (MATH.md §8.6)"}),
+    "collinear": (("--collinear",), {"action": "store_true", "help": "relu2: four units on each of d lines: absorbable with biases in g (MATH.md §8.6)"}),
+    "target_class": (("--class",), {"choices": ("affine", "bias-free"), "help": "with --trap: the class the trap stays a negative for (default bias-free)"}),
+}
+
+_FAMILIES = {
+    "planted": ("exact weights with a hidden absorbing index set S",
+                ("d", "n", "k", "range", "activation", "biases", "skip", "denominator", "streams")),
+    "random": ("unplanted nondegenerate weights (negatives)",
+               ("d", "n", "range", "activation", "biases", "skip", "denominator", "streams", "dtype")),
+    "float-planted": ("Gaussian weights with S holding up to rounding (for --tol)",
+                      ("d", "n", "k", "activation", "biases", "skip", "streams", "tol")),
+    "degenerate": ("a planted instance with one stated degeneracy",
+                   ("kind", "d", "n", "k", "range", "activation", "biases")),
+    "hard": ("integer instances near density one",
+             ("d", "n", "k", "density", "plant", "activation")),
+    "gated": ("SwiGLU/GeGLU/ReGLU/GLU blocks",
+              ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap", "pairs", "target_class")),
+    "homogeneous": ("ReLU²/ReGLU blocks",
+                    ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap", "collinear", "target_class")),
+    "stack": ("a stack of L blocks, each planted (or gated/homogeneous)",
+              ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
+}
+
+
+def register(sub) -> None:
+    """Add the ``construct`` subcommand with one sub-command per family."""
+    parser = sub.add_parser("construct", help="build an instance file: planted positives, negatives, hard instances")
+    families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    for family, (summary, names) in _FAMILIES.items():
+        aliases = [family.replace("-", "_")] if "-" in family else []
+        child = families.add_parser(family, aliases=aliases, help=summary, description=summary)
+        for name in names:
+            flags, spec = _OPTIONS[name]
+            child.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **spec)
+        child.add_argument("--seed", type=int, default=argparse.SUPPRESS, help="random seed (default 0)")
+        child.add_argument("-o", "--output", required=True, metavar="FILE.npz", help="file to write")
+        child.set_defaults(run=run, options=names + ("seed",))
+
+
+def run(args) -> int:
+    """Build, verify and write the instance; print one summary line; exit 0."""
+    if not args.output.endswith(".npz"):
+        raise InputError(args.output, "output file name must end in .npz")
+    options = {name: getattr(args, name) for name in args.options if hasattr(args, name)}
+    instance = construct.build(args.family, **options)
+    construct.write_reproducible(instance, args.output)
+    planted = instance.planted
+    what = f"planted S = {planted}" if planted is not None else "no planted S"
+    layers = f"L = {instance.L}, " if hasattr(instance, "L") else ""
+    print(
+        f"{args.family.replace('_', '-')}: {layers}n = {instance.n}, d = {instance.d}, "
+        f"{instance.activation}, {what} -> {args.output}"
+    )
+    return 0

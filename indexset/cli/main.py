@@ -1,0 +1,115 @@
+"""Command line: ``indexset SUBCOMMAND ...``.
+
+Each subcommand lives in :mod:`indexset.cli` as a module with
+``register(subparsers)``; this file only wires them and turns errors into
+one-line messages with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from indexset.errors import InputError
+
+COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "scan")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit status 2."""
+
+    def error(self, message: str) -> None:  # noqa: D102 - argparse hook
+        raise InputError(self.prog, message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every available subcommand."""
+    import importlib
+
+    parser = _Parser(prog="indexset", description="Can an MLP absorb its own skip connection? Decide it, with proof.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"indexset.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"indexset.cli.{name}":
+                continue  # subcommand not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit status.
+
+    0: yes (absorbable / holds / feasible), 1: proven no, 2: bad input,
+    3: unknown, 130: interrupted before anything was known. Output into a
+    closed pipe (``indexset solve F | head -1``) is dropped quietly and the
+    status stays the command's own.
+    """
+    stdout = sys.stdout
+    sys.stdout = _PipeSafe(stdout)
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help and --version end argparse with SystemExit(0)
+            return int(exc.code or 0)
+        return int(args.run(args))
+    except InputError as exc:
+        print(f"indexset: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("indexset: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        sys.stdout.flush()
+        sys.stdout = stdout
+
+
+class _PipeSafe:
+    """A text stream that drops its output once the reader has gone (EPIPE).
+
+    After the first BrokenPipeError the real standard output is pointed at
+    /dev/null, so that the interpreter's own flush at exit stays quiet.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self._gone = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # not a real file (tests capture stdout)
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def entry() -> None:  # pragma: no cover - console script shim
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

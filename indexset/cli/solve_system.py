@@ -1,0 +1,123 @@
+"""``indexset solve-system FILE``: decide a plain 0/1 system ``A x = b``.
+
+Reads a QOBLIB market split ``.dat`` file or an ``.npz`` with ``A`` and
+``b`` (:mod:`indexset.search.systemfile`) and runs one engine on it: the lattice
+enumeration engine by default, CP-SAT, or the portfolio racing both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+
+from indexset.errors import InputError
+from indexset.search.reduce import reduce_system
+from indexset.result import Result
+from indexset.search.systemfile import load_system
+from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
+
+ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
+
+
+def register(sub) -> None:
+    """Add the ``solve-system`` subcommand."""
+    parser = sub.add_parser("solve-system", help="decide a plain 0/1 system A x = b (QOBLIB .dat or .npz with A, b)")
+    parser.add_argument("file", help="system file: QOBLIB market split .dat, or .npz with integer arrays A and b")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--all", action="store_true", help="list every solution")
+    group.add_argument("--count", action="store_true", help="count every solution")
+    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown'")
+    parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
+    add_cluster_options(parser, "local workers of the lattice engine (default: every CPU): threads for a short search, Dask worker processes when it is predicted to take ≥ 20 s")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
+    time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
+    start = time.perf_counter()
+    system = load_system(args.file)
+    stop = threading.Event()
+    find_all = args.all or args.count
+    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
+        time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
+        reduction = reduce_system(system.M, system.t)
+        result = _search(args.engine, system, reduction, find_all, time_limit, stop, progress, args.workers, cluster)
+    elapsed = time.perf_counter() - start
+    payload = _payload(result, system.n, args, elapsed)
+    if args.json:
+        emit_json(payload)
+    else:
+        _print(result, payload, args)
+    return result.exit_code
+
+
+def _search(engine: str, system, reduction, find_all, time_limit, stop, progress, workers, cluster=None) -> Result:
+    """Run the chosen engine (imported lazily: CP-SAT pulls in OR-Tools)."""
+    options = dict(find_all=find_all, time_limit=time_limit, stop=stop, progress=progress)
+    if engine != "cpsat":
+        options["cluster"] = cluster  # long lattice enumerations as Dask tasks (issue 9)
+    if engine == "portfolio":
+        # --- portfolio (owned by the solver: indexset.search.portfolio) -----------
+        try:
+            portfolio = importlib.import_module("indexset.search.portfolio")
+        except ModuleNotFoundError as exc:
+            if exc.name != "indexset.search.portfolio":
+                raise
+            raise InputError("--engine", "the portfolio is not available in this installation") from None
+        return portfolio.run_portfolio(system, reduction, **options)
+        # -------------------------------------------------------------------
+    try:
+        module = importlib.import_module(f"indexset.search.engines.{engine}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"indexset.search.engines.{engine}":
+            raise
+        raise InputError("--engine", f"engine {engine!r} is not available in this installation") from None
+    if engine == "lattice":
+        # Alone on the machine the enumeration may use every core.
+        options["workers"] = workers or os.cpu_count() or 1
+    return module.search(system, reduction, **options)
+
+
+def _vector(support, n: int) -> list[int]:
+    z = [0] * n
+    for i in support:
+        z[i] = 1
+    return z
+
+
+def _payload(result: Result, n: int, args, elapsed: float) -> dict:
+    """The documented JSON object (plus ``reason`` and, with --all, ``solutions``)."""
+    payload = {
+        "status": result.status,
+        "solution": None if result.index_set is None else _vector(result.index_set, n),
+        "count": result.count if (args.all or args.count) and result.complete else None,
+        "engine": result.engine,
+        "time_s": round(elapsed, 6),
+        "reason": result.reason,
+    }
+    if args.all:
+        payload["solutions"] = [_vector(s, n) for s in (result.solutions or [])]
+    return payload
+
+
+def _print(result: Result, payload: dict, args) -> None:
+    label = {"feasible": "FEASIBLE", "infeasible": "INFEASIBLE", "unknown": "UNKNOWN"}[result.status]
+    print(f"{args.file}: {label}")
+    print(f"  why       {result.reason}")
+    if payload["solution"] is not None:
+        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {result.index_set}, checked exactly)")
+    if payload["count"] is not None:
+        print(f"  count     {payload['count']} solution(s)")
+    if args.all and payload.get("solutions"):
+        for z in payload["solutions"]:
+            print(f"            {''.join(str(v) for v in z)}")
+    stages = result.stages
+    if "kernel_dimension" in stages:
+        print(f"  algebra   rank {stages['rank']} of n = {stages['n']}, kernel dimension {stages['kernel_dimension']}")
+    if "nodes" in stages:
+        print(f"  search    {stages['nodes']} enumeration nodes")
+    print(f"  engine    {result.engine}, {payload['time_s']:.3f} s")

@@ -1,0 +1,81 @@
+"""``indexset verify FILE --index-set ...``: check (★) exactly, write a witness."""
+
+from __future__ import annotations
+
+import os
+
+from indexset.model.instance import Instance
+from indexset.exact.verify import approximate, verify
+from indexset.exact.witness import check_forward, save_safetensors, witness
+from indexset.cli.common import emit_json, parse_index_set, parse_tolerance
+
+
+def register(sub) -> None:
+    """Add the ``verify`` subcommand."""
+    parser = sub.add_parser("verify", help="check c·W_down[:,S]·W_up[S,:] = −A exactly for a given S")
+    parser.add_argument("file", help="instance .npz")
+    parser.add_argument("--index-set", required=True, help="comma-separated unit indices, e.g. 0,3,5")
+    parser.add_argument("--witness", metavar="OUT", help="write the residual-free witness block here (.npz)")
+    parser.add_argument("--format", choices=("npz", "safetensors"), default="npz", help="witness format; safetensors also writes the .npz")
+    parser.add_argument("--tol", help="accept S when every entry of c·W_down[:,S]·W_up[S,:] + A is at most T in absolute value (absolute, on the max entry; compared exactly) and |S| ≥ d")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def write_witness(instance: Instance, index_set, out: str, fmt: str) -> dict:
+    """Build the flip witness of S, forward-check it and write it; return the report.
+
+    An S that holds only within a tolerance has a nonzero exact residual R;
+    its witness is checked against ``f(x) − R·x`` (see
+    :func:`indexset.exact.witness.check_forward`).
+    """
+    report = verify(instance, index_set)
+    residual = None if report.residual_zero else report.residual.tolist()
+    return write_checked_block(instance, witness(instance, index_set), out, fmt, residual)
+
+
+def write_checked_block(instance: Instance, block: Instance, out: str, fmt: str, residual=None) -> dict:
+    """Forward-check a residual-free block against ``instance``, then write it.
+
+    Nothing is written when the check fails; with ``fmt == "safetensors"``
+    the ``.safetensors`` file is written beside the ``.npz`` (both or none).
+    """
+    check = check_forward(instance, block, residual=residual)
+    if not check.ok:
+        return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
+    block.save(out)
+    written = [out]
+    if fmt == "safetensors":
+        path = out[:-4] + ".safetensors" if out.endswith(".npz") else out + ".safetensors"
+        try:
+            save_safetensors(block, path)
+        except BaseException:
+            os.unlink(out)  # no partial output: the .npz goes when the pair cannot be written
+            raise
+        written.append(path)
+    return {"written": written, "forward_check": check.to_json(), "summary": check.describe()}
+
+
+def run(args) -> int:
+    """Exit 0 when S satisfies (★) (and the witness checks out), else 1."""
+    instance = Instance.load(args.file)
+    index_set = parse_index_set(args.index_set)
+    report = verify(instance, index_set, tol=parse_tolerance(args.tol))
+    payload = report.to_json()
+    ok = report.holds
+    if ok and args.witness:
+        payload["witness"] = write_witness(instance, report.index_set, args.witness, args.format)
+        ok = payload["witness"]["written"] is not None
+    if args.json:
+        emit_json(payload)
+        return 0 if ok else 1
+    verdict = "holds" if report.holds else "does not hold"
+    print(f"S = {list(report.index_set)}: (★) {verdict} (|S| = {len(report.index_set)}, d = {instance.d})")
+    print(f"  exact max |c·W_down[:,S]·W_up[S,:] + A| = {report.max_residual} (≈ {approximate(report.max_residual):.6g})")
+    if report.tolerance is not None:
+        print(f"  tolerance {report.tolerance}: {'within' if report.within_tolerance else 'exceeded'}")
+    if "witness" in payload:
+        print(f"  {payload['witness']['summary']}")
+        if payload["witness"]["written"]:
+            print(f"  witness written to {', '.join(payload['witness']['written'])}")
+    return 0 if ok else 1

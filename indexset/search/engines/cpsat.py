@@ -1,0 +1,194 @@
+"""CP-SAT engine: the 0/1 system as a constraint model, in kernel coordinates when given.
+
+With a :class:`~indexset.search.reduce.Reduction` holding z0 and an LLL-reduced
+kernel basis K, the model has integer variables y with exact box-derived
+bounds and ``z = z0 + K y`` (MATH.md §6); otherwise it is the plain model
+``M z = t`` (``|M z − t| ≤ slack`` in tolerance mode). CP-SAT finds some
+planted sets that lattice enumeration misses, so the portfolio runs both.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import numpy as np
+from ortools.sat.python import cp_model
+
+from indexset.search.bounds import kernel_bounds
+from indexset.search.reduce import Reduction
+from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.search.system import System, fit_coefficients
+
+NAME = "cpsat"
+INT_LIMIT = 2**53
+"""Largest coefficient magnitude handed to CP-SAT (its linear sums must not overflow int64)."""
+
+
+def _fits(values) -> bool:
+    return all(abs(int(v)) < INT_LIMIT for v in values)
+
+
+def build_model(system: System, reduction: Reduction | None, min_size: int = 0, *, deadline: float | None = None, stop=None):
+    """The CP-SAT model, its 0/1 variables and the model kind.
+
+    Kinds: ``kernel`` (z = z0 + K y with certified bounds on y, plus the rows
+    when they fit), ``plain`` (the rows), ``relaxed`` (rows too large for
+    64 bits, replaced by the scaled relaxation of
+    :func:`indexset.search.system.fit_coefficients`: it keeps every solution, and
+    the caller must filter hits with the exact system), or ``empty`` (the
+    certified bounds leave no y), or ``stopped`` (``stop`` was set or the
+    deadline passed while the bounds were computed).
+
+    Parameters
+    ----------
+    system : System
+    reduction : Reduction or None
+        Use kernel coordinates when it holds z0 and a kernel basis.
+    min_size : int
+        Add ``Σ z ≥ min_size`` (|S| ≥ d is implied by (★); it helps search).
+    deadline : float, optional
+        ``time.perf_counter()`` value after which to give up.
+    stop : threading.Event, optional
+    """
+    model = cp_model.CpModel()
+    z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
+    kind = "plain"
+    if _kernel_usable(system, reduction):
+        bounds = kernel_bounds(reduction.z0, reduction.kernel, deadline=deadline, stop=stop)
+        if bounds is None:
+            return model, z, "stopped"
+        if not _add_kernel(model, z, reduction.z0, reduction.kernel, bounds):
+            return model, z, "empty"
+        kind = "kernel"
+    if _fits(system.M.ravel()) and _fits(system.t) and (system.slack is None or _fits(system.slack)):
+        _add_rows(model, system, z)
+    elif kind == "plain":
+        exact_as_slack = system if system.slack is not None else System(system.M, system.t, np.zeros(system.m, dtype=object), system.rows)
+        _add_rows(model, fit_coefficients(exact_as_slack), z)
+        kind = "relaxed"
+    if min_size:
+        model.add(sum(z) >= min_size)
+    return model, z, kind
+
+
+def _kernel_usable(system: System, reduction: Reduction | None) -> bool:
+    if reduction is None or reduction.z0 is None or system.slack is not None:
+        return False
+    return _fits(reduction.kernel.ravel()) and _fits(reduction.z0)
+
+
+def _add_kernel(model, z, z0, K, bounds) -> bool:
+    """Link z = z0 + K y; False when the certified bounds leave no y."""
+    if any(lo > hi for lo, hi in bounds):
+        return False
+    y = [model.new_int_var(lo, hi, f"y{j}") for j, (lo, hi) in enumerate(bounds)]
+    for i in range(len(z)):
+        terms = [int(K[i, j]) * y[j] for j in range(len(y)) if int(K[i, j]) != 0]
+        model.add(z[i] == int(z0[i]) + sum(terms))
+    return True
+
+
+def _add_rows(model, system: System, z) -> None:
+    for r in range(system.m):
+        expr = sum(int(system.M[r, i]) * z[i] for i in range(system.n) if int(system.M[r, i]) != 0)
+        if system.slack is None:
+            model.add(expr == int(system.t[r]))
+        else:
+            model.add_linear_constraint(expr, int(system.t[r]) - int(system.slack[r]), int(system.t[r]) + int(system.slack[r]))
+
+
+class _Collector(cp_model.CpSolverSolutionCallback):
+    """Collects supports that pass ``accept``; stops at the first unless asked for all."""
+
+    def __init__(self, z, find_all, progress, accept):
+        super().__init__()
+        self._z = z
+        self._find_all = find_all
+        self._progress = progress
+        self._accept = accept
+        self.solutions = []
+        self.candidates = 0
+        self._seen = set()
+
+    def on_solution_callback(self) -> None:
+        support = tuple(i for i, var in enumerate(self._z) if self.boolean_value(var))
+        self.candidates += 1
+        if support in self._seen or not self._accept(support):
+            return
+        self._seen.add(support)
+        self.solutions.append(list(support))
+        if self._progress:
+            self._progress({"engine": NAME, "solutions": len(self.solutions)})
+        if not self._find_all:
+            self.stop_search()
+
+
+def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2) -> Result:
+    """Search the 0/1 system with CP-SAT (see :mod:`indexset.search.engines` for the contract)."""
+    start = time.perf_counter()
+    if stop is not None and stop.is_set():
+        return Result(UNKNOWN, "CP-SAT: stopped before it started", engine=NAME)
+    deadline = None if time_limit is None else start + float(time_limit)
+    model, z, mode = build_model(system, reduction, min_size, deadline=deadline, stop=stop)
+    if mode == "stopped":
+        why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
+        return Result(UNKNOWN, f"CP-SAT: {why} while computing the kernel bounds", engine=NAME, time_s=time.perf_counter() - start)
+    if mode == "empty":
+        return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
+    relaxed = mode == "relaxed"
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.random_seed = int(seed) % 2**31  # CP-SAT takes an int32 seed
+    params.catch_sigint_signal = False  # Ctrl-C is handled by the caller, which sets `stop`
+    if deadline is not None:
+        params.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
+    if find_all or relaxed:
+        # A relaxed model may have spurious hits: walk all of them, keep exact ones.
+        params.enumerate_all_solutions = True
+        params.num_workers = 1  # CP-SAT enumerates all solutions with one worker only
+    else:
+        params.num_workers = int(workers)
+    accept = system.is_solution if relaxed else (lambda support: True)
+    collector = _Collector(z, find_all, progress, accept)
+    finished = threading.Event()
+    watcher = _watch(stop, finished, solver)
+    try:
+        status = solver.solve(model, collector)
+    finally:
+        finished.set()
+        if watcher:
+            watcher.join()
+    stopped = stop is not None and stop.is_set()
+    return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all)
+
+def _watch(stop, finished, solver):
+    """A thread that forwards the caller's stop request to CP-SAT.
+
+    It keeps asking until the solve returns: a request made before CP-SAT
+    has started would otherwise be lost.
+    """
+    if stop is None:
+        return None
+
+    def loop():
+        while not finished.is_set():
+            if stop.is_set():
+                solver.stop_search()
+            finished.wait(0.05)
+
+    thread = threading.Thread(target=loop, name="indexset-cpsat-stop")
+    thread.start()
+    return thread
+
+
+def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> Result:
+    stages = {"model": mode}
+    if status == cp_model.INFEASIBLE or (enumerated and status == cp_model.OPTIMAL and not solutions and not stopped):
+        proof = "enumerated every solution of the scaled relaxation (which keeps all exact ones); none is exact" if mode == "relaxed" else f"proved the {mode} model infeasible"
+        return Result(INFEASIBLE, f"CP-SAT {proof}", engine=NAME, complete=True, count=0, solutions=[], time_s=elapsed, stages=stages)
+    complete = find_all and status == cp_model.OPTIMAL and not stopped
+    if solutions:
+        reason = f"CP-SAT ({mode} model) found {len(solutions)} solution(s)" + (", all of them" if complete else "")
+        return Result(FEASIBLE, reason, index_set=solutions[0], solutions=solutions, count=len(solutions) if complete else None, engine=NAME, complete=complete, time_s=elapsed, stages=stages)
+    why = "stopped" if stopped else "time limit reached"
+    return Result(UNKNOWN, f"CP-SAT ({mode} model): {why} before a proof", engine=NAME, time_s=elapsed, stages=stages)

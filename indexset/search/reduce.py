@@ -1,0 +1,220 @@
+"""Exact linear algebra and lattice reduction of ``M z = t`` (MATH.md §6).
+
+Every statement this module returns is exact and comes with what proves it:
+
+- span infeasibility: a rational y with ``yᵀM = 0`` and ``yᵀt ≠ 0``;
+- the unique real solution when rank M = n;
+- integer infeasibility: t is not in the lattice spanned by the columns of M
+  (a lattice basis from LLL with its unimodular transform, and the
+  non-integral coordinates of t in that basis);
+- otherwise an integer particular solution z0 and an LLL-reduced basis K of
+  the integer kernel lattice, so that every integer solution is ``z0 + K y``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import flint
+import numpy as np
+
+from indexset.exact.rational import fmpz_matrix, fmpz_to_object
+
+
+@dataclass
+class Reduction:
+    """What exact linear algebra says about ``M z = t``.
+
+    Attributes
+    ----------
+    n : int
+        Number of unknowns.
+    rank : int
+        Rank of M.
+    span_feasible : bool
+        t lies in the column space of M.
+    span_certificate : list of int or None
+        Integer y with ``yᵀM = 0`` and ``yᵀt ≠ 0`` (span infeasible only).
+    unique_solution : list of Fraction or None
+        The unique real solution z* when rank M = n and t is in the span.
+    integer_feasible : bool or None
+        Whether an integer solution exists (None when not computed).
+    lattice_reason : str or None
+        Why no integer solution exists, when so.
+    z0 : ndarray of object or None
+        Integer particular solution, shape (n,).
+    kernel : ndarray of object or None
+        LLL-reduced integer kernel basis as columns, shape (n, n − rank).
+    """
+
+    n: int
+    rank: int
+    span_feasible: bool
+    span_certificate: list | None = None
+    unique_solution: list | None = None
+    integer_feasible: bool | None = None
+    lattice_reason: str | None = None
+    z0: np.ndarray | None = None
+    kernel: np.ndarray | None = None
+
+    @property
+    def kernel_dimension(self) -> int:
+        """n − rank M."""
+        return self.n - self.rank
+
+    def stages(self) -> dict:
+        """Facts for ``Result.stages``."""
+        return {
+            "rank": self.rank,
+            "n": self.n,
+            "kernel_dimension": self.kernel_dimension,
+            "span_feasible": self.span_feasible,
+            "integer_feasible": self.integer_feasible,
+        }
+
+
+def reduce_system(M: np.ndarray, t: np.ndarray, lattice: bool = True) -> Reduction:
+    """Exact rank, span, unique-solution and lattice analysis of ``M z = t``.
+
+    Parameters
+    ----------
+    M : ndarray of object (Python ints), shape (m, n)
+    t : ndarray of object, shape (m,)
+    lattice : bool
+        Compute the integer kernel lattice and particular solution when the
+        real solution is not unique.
+
+    Returns
+    -------
+    Reduction
+    """
+    m, n = M.shape
+    matrix = fmpz_matrix(M) if m else flint.fmpz_mat(0, n)
+    rank = matrix.rank() if m else 0
+    rhs = fmpz_matrix(np.asarray(t, dtype=object).reshape(m, 1)) if m else flint.fmpz_mat(0, 1)
+    augmented_rank = _augmented_rank(matrix, rhs) if m else 0
+    if augmented_rank > rank:
+        return Reduction(n, rank, False, span_certificate=span_certificate(matrix, rhs), integer_feasible=False)
+    result = Reduction(n, rank, True)
+    if rank == n:
+        result.unique_solution = _unique_solution(matrix, rhs)
+        integral = all(v.denominator == 1 for v in result.unique_solution)
+        result.integer_feasible = integral
+        if integral:
+            result.z0 = np.array([int(v) for v in result.unique_solution], dtype=object)
+            result.kernel = np.zeros((n, 0), dtype=object)
+        else:
+            result.lattice_reason = "the unique real solution is not integral"
+        return result
+    if lattice:
+        _lattice(matrix, rhs, result)
+    return result
+
+
+def _augmented_rank(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat) -> int:
+    m, n = matrix.nrows(), matrix.ncols()
+    entries = []
+    for r in range(m):
+        entries.extend(matrix[r, j] for j in range(n))
+        entries.append(rhs[r, 0])
+    return flint.fmpz_mat(m, n + 1, entries).rank()
+
+
+def span_certificate(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[int]:
+    """Integer y with ``yᵀM = 0`` and ``yᵀt ≠ 0`` (t outside the column space).
+
+    Raises
+    ------
+    ValueError
+        If t lies in the column space (no certificate exists).
+    """
+    basis, nullity = matrix.transpose().nullspace()
+    for k in range(nullity):
+        y = [basis[r, k] for r in range(basis.nrows())]
+        if sum(y[r] * rhs[r, 0] for r in range(len(y))) != 0:
+            return [int(v) for v in y]
+    raise ValueError("t lies in the column space of M: no span certificate")
+
+
+def check_span_certificate(M: np.ndarray, t: np.ndarray, y) -> bool:
+    """Independent check of a span certificate with Python ints."""
+    y = [int(v) for v in y]
+    m, n = M.shape
+    annihilates = all(sum(y[r] * int(M[r, j]) for r in range(m)) == 0 for j in range(n))
+    return annihilates and sum(y[r] * int(t[r]) for r in range(m)) != 0
+
+
+def _unique_solution(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fraction]:
+    """The unique z with Mz = t (full column rank, consistent): via normal equations."""
+    q = flint.fmpq_mat(matrix)
+    gram = q.transpose() * q
+    z = gram.solve(q.transpose() * flint.fmpq_mat(rhs))
+    return [Fraction(int(z[i, 0].p), int(z[i, 0].q)) for i in range(z.nrows())]
+
+
+def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> None:
+    """Integer kernel basis and particular solution by LLL with transform.
+
+    LLL of the rows of Mᵀ with its unimodular transform U gives ``U Mᵀ = L``:
+    the rows of U whose row of L is zero form a basis of the integer kernel
+    (U is unimodular and the other rows of L are independent), and the
+    nonzero rows of L form a basis of the lattice spanned by M's columns.
+    """
+    n = matrix.ncols()
+    reduced, transform = matrix.transpose().lll(transform=True)
+    zero = [r for r in range(n) if all(reduced[r, j] == 0 for j in range(reduced.ncols()))]
+    nonzero = [r for r in range(n) if r not in set(zero)]
+    if len(zero) != n - result.rank:
+        raise ArithmeticError("LLL returned a basis of unexpected rank")  # never expected
+    kernel_rows = flint.fmpz_mat([[transform[r, j] for j in range(n)] for r in zero])
+    kernel_rows = kernel_rows.lll()
+    result.kernel = fmpz_to_object(kernel_rows.transpose())
+    lattice_basis = flint.fmpz_mat([[reduced[r, j] for j in range(reduced.ncols())] for r in nonzero])
+    coordinates = _coordinates(lattice_basis, rhs)
+    if any(v.denominator != 1 for v in coordinates):
+        result.integer_feasible = False
+        result.lattice_reason = (
+            "t is not in the integer lattice spanned by the columns of M: its coordinates in an "
+            f"LLL basis of that lattice are not all integers ({_first_fraction(coordinates)})"
+        )
+        return
+    a = [int(v) for v in coordinates]
+    z0 = [sum(a[k] * int(transform[nonzero[k], j]) for k in range(len(a))) for j in range(n)]
+    result.integer_feasible = True
+    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows)
+
+
+def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:
+    """Move z0 by a kernel vector close to the centre ½·1 of the box.
+
+    z0 − K·round(K⁺(z0 − ½)) is still an integer solution (K y is in the
+    kernel); keeping it near the box makes kernel coordinates small.
+    """
+    k, n = kernel_rows.nrows(), kernel_rows.ncols()
+    if k == 0:
+        return z0
+    kq = flint.fmpq_mat(kernel_rows)
+    shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - 1, 2) for v in z0])
+    y = (kq * kq.transpose()).solve(kq * shifted)
+    rounded = [_round(y[j, 0]) for j in range(k)]
+    return np.array(
+        [int(z0[i]) - sum(rounded[j] * int(kernel_rows[j, i]) for j in range(k)) for i in range(n)],
+        dtype=object,
+    )
+
+
+def _round(value: flint.fmpq) -> int:
+    """Nearest integer of a rational."""
+    return int((2 * int(value.p) + int(value.q)) // (2 * int(value.q)))
+
+
+def _coordinates(basis_rows: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fraction]:
+    """Rational a with ``aᵀ B = tᵀ`` for B of full row rank and t in its row space."""
+    q = flint.fmpq_mat(basis_rows)
+    a = (q * q.transpose()).solve(q * flint.fmpq_mat(rhs))
+    return [Fraction(int(a[i, 0].p), int(a[i, 0].q)) for i in range(a.nrows())]
+
+
+def _first_fraction(values) -> str:
+    return next(str(v) for v in values if v.denominator != 1)
