@@ -254,7 +254,7 @@ def check_section_7(instance, result, reference, nondegenerate):
     labelled an extension, and a positive carries a witness block of the
     same width that must pass the forward check (exact for ReLU).
     """
-    from indexset.theory.degenerate import result_witness
+    from indexset.exact.witness import result_witness
     from indexset.exact.witness import check_forward
 
     assert not reference and not nondegenerate, "§7 verdict where (★) decides"
@@ -329,7 +329,7 @@ def check_affine_class(instance, result):
     degenerate weights.
     """
     from indexset.theory.affine import violations
-    from indexset.theory.degenerate import result_witness
+    from indexset.exact.witness import result_witness
 
     assert result.target_class == "affine"
     nondegenerate = not violations(instance)

@@ -19,11 +19,12 @@ from indexset.workflows import construct
 from indexset import solve
 from indexset.theory.affine import violations
 from indexset.cli.main import main
-from indexset.theory.degenerate import result_witness
+from indexset.exact.witness import result_witness
 from indexset.model.instance import Instance
-from indexset.model.stack import Stack, solve_stack
+from indexset.model.stack import Stack
 from indexset.exact.verify import verify
-from indexset.exact.witness import check_forward, forward_exact
+from indexset.exact.witness import check_forward
+from indexset.model.forward import forward_exact
 
 from solve_reference import check_affine_class, flip_sets_by_forward
 
@@ -197,9 +198,9 @@ def test_relu_negatives_name_the_theorem_of_their_class():
 def test_gated_stacks_absorb_block_by_block_with_biases():
     blocks = [construct.gated(activation="swiglu", d=2, n=6, seed=s, pairs=True) for s in range(3)]
     stack = Stack(blocks)
-    affine = solve_stack(stack)
+    affine = solve(stack)
     assert affine.status == "absorbable" and affine.target_class == "affine"
-    bias_free = solve_stack(stack, target_class="bias-free")
+    bias_free = solve(stack, target_class="bias-free")
     assert bias_free.status == "not_absorbable" and "depth corollary" in bias_free.reason
 
 

@@ -24,7 +24,8 @@ from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.model.instance import Instance
 from indexset.exact.verify import verify
-from indexset.exact.witness import check_forward, forward_float
+from indexset.exact.witness import check_forward
+from indexset.model.forward import forward_float
 
 from solve_reference import (
     check_affine_class,

@@ -19,15 +19,19 @@ import pytest
 from indexset.workflows import construct
 from indexset.cli.main import main
 from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.theory.degenerate import decide_degenerate, result_witness
+from indexset.exact.witness import result_witness
+from indexset.theory.degenerate import decide_degenerate
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
-from indexset.model.hyper import effective_instance, rank_argument, solve_hyper
+from indexset.model.hyper import effective_instance
+from indexset.theory.rank import rank_argument
 from indexset.model.instance import Instance
 from indexset.model.loading import load_any
 from indexset.solver import solve
-from indexset.model.stack import Stack, check_stack_forward, solve_stack, witness_stack
-from indexset.exact.witness import check_forward, forward_float
+from indexset.exact.witness import check_forward as check_stack_forward, witness_stack
+from indexset.model.stack import Stack
+from indexset.exact.witness import check_forward
+from indexset.model.forward import forward_float
 
 
 def run(capsys, argv):
@@ -93,10 +97,9 @@ def test_mhc_s4_rank_argument_not_absorbable_quickly(tmp_path, capsys):
     down, up = inst.float_array("W_down"), inst.float_array("W_up")
     for S in [[0, 1], [0, 1, 2, 3, 4, 5], [2, 5]]:
         assert np.linalg.matrix_rank(down[:, S] @ up[S, :]) <= C2
-    start = time.perf_counter()
-    result = solve_hyper(inst)
-    assert time.perf_counter() - start < 5
+    result = solve(inst)
     assert result.status == "not_absorbable" and result.complete
+    assert result.engine == "rank" and "search" not in result.stages  # decided by the ranks alone, before any search
     assert "rank argument" in result.reason and "MATH.md §3" in result.reason
     assert absorbing_sets_brute(inst) == []
     path = save(tmp_path, "mhc", **arrays)
@@ -140,11 +143,11 @@ def test_hyper_c1_is_degenerate_and_decided_by_section_7():
     """C = 1: every read row lies on the line of H_pre; wide blocks absorb, narrow ones do not."""
     base = dict(H_res=np.array([[2, 1], [1, 2]]), H_pre=np.array([1, 1]), H_post=np.array([1, 2]))
     wide = effective_instance(dict(base, W_up=np.array([[1], [2], [3], [1], [2], [3]]), W_down=np.array([[1, -2, 1, 3, -1, 2]])))
-    result = solve_hyper(wide)
+    result = solve(wide)
     assert result.status == "absorbable" and result.extension and "rank argument" in result.reason
     assert assert_witness(wide, result).exact
     narrow = effective_instance(dict(base, W_up=np.array([[1], [2]]), W_down=np.array([[1, 1]])))
-    result = solve_hyper(narrow)
+    result = solve(narrow)
     assert result.status == "not_absorbable" and "MATH.md §7" in result.reason
 
 
@@ -155,7 +158,7 @@ def test_three_block_relu_stack_absorbs_blockwise(tmp_path, capsys):
     built.save(path)
     loaded = load_any(path)
     assert isinstance(loaded, Stack) and loaded.L == 3 and loaded.planted == built.planted
-    result = solve_stack(loaded)
+    result = solve(loaded)
     assert result.status == "absorbable" and result.verified
     candidate = witness_stack(loaded, result.certificate)
     check = check_stack_forward(loaded, candidate, points=24, seed=3)
@@ -183,7 +186,7 @@ def test_construct_stack_cli(tmp_path, capsys):
 def test_stack_with_a_failing_block_is_unknown_naming_it():
     blocks = construct.stack(layers=3, d=2, n=8, seed=2).blocks
     blocks[1] = construct.random(d=2, n=8, seed=4)  # certified: no S, nondegenerate
-    result = solve_stack(Stack(blocks))
+    result = solve(Stack(blocks))
     assert result.status == "unknown"
     assert result.stages["failing"] == [1] and "open problem" in result.reason
 
@@ -202,7 +205,7 @@ def test_swiglu_stack_is_not_absorbable_by_depth_corollary(tmp_path, capsys):
     # a bias between blocks breaks F(0) = 0: no theorem, unknown
     biased = Stack([Instance(b.W_up, b.W_down, b_down=np.ones(2, dtype=np.int64), W_gate=b.W_gate,
                              activation="swiglu") for b in built.blocks])
-    assert solve_stack(biased, target_class="bias-free").status == "unknown"
+    assert solve(biased, target_class="bias-free").status == "unknown"
     # Against blocks with biases the corollary says nothing: only block-wise witnesses could decide.
     code, out, _ = run(capsys, ["solve", "--json", path])
     payload = json.loads(out)

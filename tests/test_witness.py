@@ -11,12 +11,12 @@ from safetensors.numpy import load_file
 
 from indexset.model.instance import Instance, exact_value
 from indexset.exact.verify import verify
+from indexset.exact.witness_files import save_safetensors
 from indexset.exact.witness import (
     FLOAT_TOLERANCE,
     check_forward,
     forward_exact,
     random_points,
-    save_safetensors,
     witness,
     witness_values,
 )
@@ -267,7 +267,7 @@ def test_rounded_witness_is_flagged():
     assert bool(block.metadata["witness_rounded"])
     assert block.W_up.dtype == np.float64 and block.denominator == 1
     x = np.array([[float(v) for v in row] for row in random_points(2, 10, 0)])
-    from indexset.exact.witness import forward_float
+    from indexset.model.forward import forward_float
 
     f, g = forward_float(inst, x), forward_float(block, x)
     assert np.abs(f - g).max() <= FLOAT_TOLERANCE * (1 + np.abs(f).max())
@@ -319,7 +319,7 @@ def test_safetensors_output(tmp_path, activation, kind):
     x = rng.normal(size=(7, 3))
     act = block.act.forward
     g_torch_style = act(x @ tensors["up.weight"].T + tensors["up.bias"]) @ tensors["down.weight"].T + tensors["down.bias"]
-    from indexset.exact.witness import forward_float
+    from indexset.model.forward import forward_float
 
     f = forward_float(inst, x)
     assert np.allclose(g_torch_style, f, rtol=1e-9, atol=1e-9)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.model.instance import Instance
 import indexset.theory.degenerate as degenerate
-import indexset.model.hyper as hyper
 import indexset.model.loading as loading
+import indexset.theory.explain as explain
 import indexset.model.stack as stack
+import indexset.theory.stacks as stacks
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import add_class_option, emit_json
 
@@ -42,8 +43,8 @@ def describe(instance: Instance, target_class: str = "affine") -> dict:
         "degeneracy_summary": degeneracy.describe(),
         "metadata_keys": sorted(instance.metadata),
         "class": target_class,
-        "argument": loading.argument(instance, target_class),
-        "hyper_connection": hyper.describe(instance),
+        "argument": explain.argument(instance, target_class),
+        "hyper_connection": explain.describe_hyper(instance),
         "degenerate_classes": None if degeneracy.nondegenerate else degenerate.describe(instance),
     }
 
@@ -74,7 +75,7 @@ def run(args) -> int:
 
 def _run_stack(loaded, args) -> int:
     """``info`` for a stack file: the stack's argument and each block's description."""
-    info = dict(stack.describe(loaded, args.target_class), blocks=[describe(block, args.target_class) for block in loaded.blocks])
+    info = dict(stacks.describe(loaded, args.target_class), blocks=[describe(block, args.target_class) for block in loaded.blocks])
     if args.json:
         emit_json(info)
         return 0

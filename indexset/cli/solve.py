@@ -6,12 +6,13 @@ import threading
 
 from indexset.classes import DEFINITIONS
 from indexset.errors import InputError
+from indexset.cli.common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
+from indexset.exact.witness_files import write_block_witness, write_stack_witness
 from indexset.model.instance import Instance
+from indexset.model.loading import load_any
+from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, Result
 from indexset.solver import solve
-from indexset.cli.common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
-from indexset.model.loading import load_any, solve_any, write_block_witness, write_stack_witness  # issue 6 hook
-from indexset.model.stack import Stack  # issue 6 hook
 
 
 def register(sub) -> None:
@@ -36,7 +37,7 @@ def register(sub) -> None:
 def _engines(text):
     if text is None:
         return None
-    from indexset.search.portfolio import ENGINES
+    from indexset.search.portfolio import ENGINES  # imported here: it pulls in OR-Tools
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in ENGINES]
@@ -47,26 +48,22 @@ def _engines(text):
 
 def run(args) -> int:
     """Exit 0 absorbable, 1 not absorbable (proven), 3 unknown."""
-    # --- issue 6 hook: blocks, stacks and hyper-connection files (indexset/loading.py) ---
     instance = load_any(args.file)
     is_stack = isinstance(instance, Stack)
     if is_stack and (args.all or args.count or args.tol is not None or args.format != "npz"):
         raise InputError(args.file, "a stack file takes none of --all, --count, --tol, --format safetensors")
-    # --- end of issue 6 hook ---
     time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
     tol = parse_tolerance(args.tol)
     engines = _engines(args.engines)
     stop = threading.Event()
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
         time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
-        runner = solve_any if is_stack or instance.metadata.get("hyper_connection") is not None else solve  # issue 6 hook
-        options = {"cluster": cluster} if runner is solve else {}
-        result = runner(instance, target_class=args.target_class, time_limit=time_limit, find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop, progress=progress, **options)
+        result = solve(instance, target_class=args.target_class, time_limit=time_limit, find_all=args.all or args.count, tol=tol,
+                       seed=args.seed, engines=engines, stop=stop, progress=progress, cluster=cluster)
     payload = result.to_json()
     if args.count:
         payload["solutions"] = None
     if args.witness and result.status == ABSORBABLE:
-        # issue 6 hook: witness stacks, and §7 witnesses carried in the certificate
         if is_stack:
             payload["witness"] = write_stack_witness(instance, result, args.witness)
         else:

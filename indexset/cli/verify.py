@@ -6,7 +6,7 @@ import os
 
 from indexset.model.instance import Instance
 from indexset.exact.verify import approximate, verify
-from indexset.exact.witness import check_forward, save_safetensors, witness
+from indexset.exact.witness_files import write_witness
 from indexset.cli.common import emit_json, parse_index_set, parse_tolerance
 
 
@@ -20,40 +20,6 @@ def register(sub) -> None:
     parser.add_argument("--tol", help="accept S when every entry of c·W_down[:,S]·W_up[S,:] + A is at most T in absolute value (absolute, on the max entry; compared exactly) and |S| ≥ d")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
-
-
-def write_witness(instance: Instance, index_set, out: str, fmt: str) -> dict:
-    """Build the flip witness of S, forward-check it and write it; return the report.
-
-    An S that holds only within a tolerance has a nonzero exact residual R;
-    its witness is checked against ``f(x) − R·x`` (see
-    :func:`indexset.exact.witness.check_forward`).
-    """
-    report = verify(instance, index_set)
-    residual = None if report.residual_zero else report.residual.tolist()
-    return write_checked_block(instance, witness(instance, index_set), out, fmt, residual)
-
-
-def write_checked_block(instance: Instance, block: Instance, out: str, fmt: str, residual=None) -> dict:
-    """Forward-check a residual-free block against ``instance``, then write it.
-
-    Nothing is written when the check fails; with ``fmt == "safetensors"``
-    the ``.safetensors`` file is written beside the ``.npz`` (both or none).
-    """
-    check = check_forward(instance, block, residual=residual)
-    if not check.ok:
-        return {"written": None, "forward_check": check.to_json(), "summary": check.describe()}
-    block.save(out)
-    written = [out]
-    if fmt == "safetensors":
-        path = out[:-4] + ".safetensors" if out.endswith(".npz") else out + ".safetensors"
-        try:
-            save_safetensors(block, path)
-        except BaseException:
-            os.unlink(out)  # no partial output: the .npz goes when the pair cannot be written
-            raise
-        written.append(path)
-    return {"written": written, "forward_check": check.to_json(), "summary": check.describe()}
 
 
 def run(args) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 from indexset.model.activations import ODD_LINEAR
 from indexset.errors import InputError
 from indexset.model.instance import Instance
-from indexset.exact.rational import as_fraction, fmpz_matrix, fmpz_to_object, max_abs
+from indexset.rational import as_fraction, fmpz_matrix, fmpz_to_object, max_abs
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Iterable
 import flint
 import numpy as np
 
-from indexset.model.files import atomic_write
+from indexset.model.forward import blocks, forward_exact, forward_float, random_points
 from indexset.model.instance import Instance, exact_value
 from indexset.exact.verify import check_index_set, require_odd_linear
 
@@ -142,53 +142,6 @@ def _represent(values: dict, prefer_float: bool) -> tuple[dict, int, bool]:
     return {k: a.astype(np.float64) for k, a in values.items()}, 1, True
 
 
-# ----------------------------------------------------------------- forward
-def forward_float(instance: Instance, points: np.ndarray) -> np.ndarray:
-    """Evaluate the block on points (rows of ``points``) in float64.
-
-    Returns
-    -------
-    ndarray
-        ``(k, d)`` outputs, one row per point.
-    """
-    x = np.asarray(points, dtype=np.float64)
-    pre = x @ instance.float_array("W_up").T + instance.float_array("b_up")
-    if instance.act.gated:
-        hidden = instance.act.forward(x @ instance.float_array("W_gate").T, pre)
-    else:
-        hidden = instance.act.forward(pre)
-    out = hidden @ instance.float_array("W_down").T + instance.float_array("b_down")
-    if not instance.residual_free:
-        out = out + x @ instance.float_array("skip").T
-    return out
-
-
-def forward_exact(instance: Instance, points: list[list[Fraction]]) -> list[list[Fraction]]:
-    """Evaluate a block exactly on rational points (σ or its gate rational: ReLU, leaky ReLU, ReLU², ReGLU)."""
-    act = instance.act
-    if act.rational is None:
-        raise ValueError(f"{act.name} has no exact rational forward")
-    x = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in points]).transpose()
-    k = x.ncols()
-    ones = flint.fmpq_mat(1, k, [1] * k)
-    pre = instance.exact_fraction_matrix("W_up") * x + _column(instance, "b_up") * ones
-    if act.gated:
-        gate = instance.exact_fraction_matrix("W_gate") * x
-        hidden = flint.fmpq_mat(pre.nrows(), k, [act.rational(g) * v for g, v in zip(gate.entries(), pre.entries())])
-    else:
-        hidden = flint.fmpq_mat(pre.nrows(), k, [act.rational(v) for v in pre.entries()])
-    out = instance.exact_fraction_matrix("W_down") * hidden + _column(instance, "b_down") * ones
-    if not instance.residual_free:
-        out = out + instance.exact_fraction_matrix("skip") * x
-    out = out.transpose()
-    return [[Fraction(int(out[i, j].p), int(out[i, j].q)) for j in range(out.ncols())] for i in range(out.nrows())]
-
-
-def _column(instance: Instance, key: str) -> flint.fmpq_mat:
-    values = exact_value(instance, key)
-    return flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator)] for v in values])
-
-
 @dataclass(frozen=True)
 class ForwardCheck:
     """Outcome of comparing f and g on random points.
@@ -246,16 +199,8 @@ class ForwardCheck:
         }
 
 
-def random_points(d: int, count: int, seed: int) -> list[list[Fraction]]:
-    """Random rational points with small numerators and denominators (seeded)."""
-    rng = np.random.default_rng(seed)
-    numerators = rng.integers(-20, 21, size=(count, d))
-    denominators = rng.integers(1, 8, size=(count, d))
-    return [[Fraction(int(a), int(b)) for a, b in zip(nr, dr)] for nr, dr in zip(numerators, denominators)]
-
-
-def check_forward(original: Instance, candidate: Instance, points: int = 16, seed: int = 0, residual=None) -> ForwardCheck:
-    """Compare two blocks on random points: exactly where σ maps rationals to rationals.
+def check_forward(original, candidate, points: int = 16, seed: int = 0, residual=None) -> ForwardCheck:
+    """Compare two blocks, or two stacks, on random points: exactly where σ maps rationals to rationals.
 
     A candidate flagged ``witness_rounded`` (its exact values did not fit
     int64 over one denominator, so they were rounded to float64) can never
@@ -263,8 +208,8 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
 
     Parameters
     ----------
-    original, candidate : Instance
-        The skip-connected block and its residual-free witness.
+    original, candidate : Instance or Stack
+        The skip-connected block (stack) and its residual-free witness.
     points : int
         Number of random points.
     seed : int
@@ -276,7 +221,7 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
         ``|f(x) − g(x)| ≤ max|R|·‖x‖₁`` holds on every point.
     """
     xs = random_points(original.d, points, seed)
-    rounded = bool(candidate.metadata.get("witness_rounded", False))
+    rounded = any(bool(block.metadata.get("witness_rounded", False)) for block in blocks(candidate))
     if original.act.exact_forward and not rounded:
         f = forward_exact(original, xs)
         if residual is not None:
@@ -288,32 +233,55 @@ def check_forward(original: Instance, candidate: Instance, points: int = 16, see
     if residual is not None:
         f = f - x @ np.array(residual, dtype=np.float64).T
     g = forward_float(candidate, x)
-    scale = 1.0 + np.abs(f).max() + np.abs(original.float_array("W_down")).sum() * (1.0 + np.abs(x).max())
-    tolerance = FLOAT_TOLERANCE * scale
+    tolerance = FLOAT_TOLERANCE * _float_scale(original, x, f)
     error = float(np.abs(f - g).max())
     return ForwardCheck(error <= tolerance, False, points, error, float(tolerance), rounded, residual is not None)
 
 
-# ------------------------------------------------------------- safetensors
-def save_safetensors(block: Instance, path: str) -> None:
-    """Write a residual-free block with PyTorch ``nn.Linear`` names.
 
-    Keys ``up.weight`` (n, d), ``up.bias`` (n,), ``down.weight`` (d, n),
-    ``down.bias`` (d,), float64; the activation and whether the values are
-    exact go into the safetensors metadata. Written atomically.
+
+def _float_scale(model, x: np.ndarray, out: np.ndarray) -> float:
+    """Size of the values a float64 pass handles: what its rounding errors are relative to.
+
+    One block: its output and ``|W_down|·(1 + |x|)``. A stack: layer by
+    layer, each block's input size times its gain (skip plus
+    |W_down|·|W_up|); summed over the blocks this stays far below the O(1)
+    relative gap of a wrong witness.
     """
-    from safetensors.numpy import save
+    if not hasattr(model, "blocks"):
+        return 1.0 + float(np.abs(out).max()) + float(np.abs(model.float_array("W_down")).sum()) * (1.0 + float(np.abs(x).max()))
+    scale = 1.0 + float(np.abs(out).max())
+    for block in model.blocks:
+        down = np.abs(block.float_array("W_down"))
+        up = np.abs(block.float_array("W_up"))
+        skip = 0.0 if block.residual_free else float(np.abs(block.float_array("skip")).sum(axis=1).max())
+        gain = 1.0 + skip + float((down @ up).sum(axis=1).max())
+        scale += (1.0 + float(np.abs(x).max())) * gain + float(down.sum())
+        x = forward_float(block, x)
+    return scale
 
-    tensors = {
-        "up.weight": block.float_array("W_up"),
-        "up.bias": block.float_array("b_up"),
-        "down.weight": block.float_array("W_down"),
-        "down.bias": block.float_array("b_down"),
-    }
-    exact = all(
-        np.array_equal(exact_value(block, key), np.vectorize(Fraction, otypes=[object])(tensors[name]))
-        for key, name in (("W_up", "up.weight"), ("b_up", "up.bias"), ("W_down", "down.weight"), ("b_down", "down.bias"))
-    )
-    metadata = {"activation": block.activation, "block": "residual_free", "exact_float64": json.dumps(exact)}
-    payload = save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, metadata=metadata)
-    atomic_write(path, lambda stream: stream.write(payload), ".safetensors")
+
+def result_witness(instance: Instance, result) -> Instance:
+    """The residual-free block behind an ``absorbable`` Result of one block.
+
+    Positives that are not flips (MATH.md §7, §8 constructions) carry their
+    witness in ``certificate["witness"]``; every other positive is the flip
+    witness of ``result.index_set`` (MATH.md §2).
+    """
+    certificate = result.certificate or {}
+    if "witness" in certificate:
+        kind = certificate.get("argument", certificate.get("kind", "witness"))
+        return block_instance(instance, decode_block(certificate["witness"]), kind, bool(certificate.get("rounded_constant")))
+    return witness(instance, result.index_set)
+
+
+def witness_stack(stack, certificate: dict):
+    """The residual-free witness stack of a block-wise positive (one witness per block)."""
+    from indexset.model.stack import Stack
+    from indexset.result import Result
+
+    witnesses = []
+    for block, record in zip(stack.blocks, certificate["blocks"]):
+        result = Result(record["status"], record.get("reason", ""), index_set=record["index_set"], certificate=record.get("certificate"))
+        witnesses.append(result_witness(block, result))
+    return Stack(witnesses, {"witness_of": np.array(stack.source)}, f"witness of {stack.source}")

@@ -109,7 +109,7 @@ from indexset.theory.theorems import bias_inside_verdict, linear_fallback, neces
 from indexset.theory.nondegeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
 from indexset.errors import InputError
 from indexset.model.instance import Instance
-from indexset.exact.rational import as_fraction, integer_numerators
+from indexset.rational import as_fraction, integer_numerators
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.exact.verify import verify
 

@@ -1,4 +1,4 @@
-"""Hyper-connection layers with static coefficients (issue 6, MATH.md §3).
+"""Hyper-connection layers with static coefficients: the file format and the effective block (MATH.md §3).
 
 A hyper-connection (HC, mHC) layer keeps s residual streams of width C,
 ``X ∈ R^{s×C}``, flattened stream by stream to ``x ∈ R^{sC}``. With static
@@ -31,8 +31,8 @@ A ``skip`` key is refused (the skip is ``H_res ⊗ I_C``). Other keys are
 metadata. :func:`load_hyper` returns the effective :class:`Instance` on
 R^{sC}, marked with the metadata key ``hyper_connection``.
 
-The rank argument
------------------
+The rank argument (:mod:`indexset.theory.rank`)
+-----------------------------------------------
 The write projection has rank ≤ rank(W_down) ≤ C, so for every S,
 ``c·W_down'[:,S]·W_up'[S,:]`` has rank ≤ C < sC when s ≥ 2, while
 ``−(H_res ⊗ I_C)`` has rank sC: no index set S satisfies (★), without any
@@ -54,10 +54,9 @@ import numpy as np
 
 from indexset.model.activations import ODD_LINEAR
 from indexset.classes import AFFINE, BIAS_FREE, check_class
-from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.errors import InputError
 from indexset.model.instance import Instance, _denominator, _scalar_string, read_npz
-from indexset.exact.rational import fmpz_matrix, integer_numerators
+from indexset.rational import fmpz_matrix, integer_numerators
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 HC_KEYS = ("H_res", "H_pre", "H_post")
@@ -239,106 +238,3 @@ def hyper_info(instance: Instance) -> dict | None:
         return json.loads(str(np.asarray(value).item()))
     except (ValueError, TypeError):
         return None
-
-
-def rank_argument(instance: Instance) -> dict:
-    """Check the rank argument exactly on the effective block.
-
-    For every S, ``rank(c·W_down'[:,S]·W_up'[S,:]) ≤ min(rank W_down',
-    rank W_up')``; the skip has rank d = sC (it is invertible), so (★) is
-    impossible whenever that minimum is below d.
-
-    Returns
-    -------
-    dict
-        ``rank_write``, ``rank_read``, ``d``, ``applies`` and ``text``.
-    """
-    down, _ = instance.exact("W_down")
-    up, _ = instance.exact("W_up")
-    write, read = fmpz_matrix(down).rank(), fmpz_matrix(up).rank()
-    d = instance.d
-    info = hyper_info(instance) or {}
-    bound = f" ≤ C = {info['C']}" if "C" in info else ""
-    applies = min(write, read) < d
-    text = (
-        f"rank argument: the write projection (H_postᵀ ⊗ I_C)·W_down has rank {write}{bound} and the read "
-        f"projection rank {read}, so c·W_down'[:,S]·W_up'[S,:] has rank ≤ {min(write, read)} < sC = {d} for "
-        f"every S and never equals −(H_res ⊗ I_C), which has rank {d}: no S satisfies (★), no search needed"
-        if applies else
-        f"rank argument does not apply: the write and read projections have rank {write} and {read}, "
-        f"not below sC = {d}"
-    )
-    return {"rank_write": write, "rank_read": read, "d": d, "applies": applies, "text": text}
-
-
-def describe(instance: Instance) -> dict | None:
-    """What ``info`` reports for an effective HC block (None for other blocks)."""
-    info = hyper_info(instance)
-    if info is None:
-        return None
-    argument = rank_argument(instance)
-    return dict(info, rank_write=argument["rank_write"], rank_read=argument["rank_read"],
-                rank_argument=argument["text"])
-
-
-def solve_hyper(instance: Instance, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None, stop=None, **options) -> Result:
-    """Decide an effective HC block: the rank argument first, then the usual pipeline.
-
-    Parameters
-    ----------
-    instance : Instance
-        An effective HC block (see :func:`load_hyper`) or any block.
-    target_class, time_limit, find_all, tol, stop, options
-        As in :func:`indexset.solver.solve`.
-
-    Returns
-    -------
-    Result
-        ``not_absorbable`` by the rank argument plus MATH.md §3 (invertible
-        skip) when the effective weights are nondegenerate; the §7 decision
-        on degenerate ones; otherwise what :func:`indexset.solver.solve`
-        answers (s = 1, activations decided by theorem, a tolerance).
-    """
-    from indexset.solver import solve
-
-    start = time.perf_counter()
-    target_class = check_class(target_class)
-    if tol is None and instance.act.kind == ODD_LINEAR and not instance.residual_free:
-        argument = rank_argument(instance)
-        if argument["applies"]:
-            result = _by_rank(instance, argument, time_limit, stop, find_all, target_class)
-            result.time_s = time.perf_counter() - start
-            result.target_class = target_class
-            return result
-    return solve(instance, target_class=target_class, time_limit=time_limit, find_all=find_all, tol=tol, stop=stop, **options)
-
-
-def _by_rank(instance: Instance, argument: dict, time_limit, stop, find_all, target_class) -> Result:
-    from indexset.theory.degenerate import decide_degenerate
-    from indexset.theory.theorems import bias_inside_verdict, necessity
-
-    stages = {"path": "hyper-connection rank argument", "rank_write": argument["rank_write"],
-              "rank_read": argument["rank_read"], "d": argument["d"]}
-    certificate = {"kind": "rank", "rank_write": argument["rank_write"], "rank_read": argument["rank_read"], "d": argument["d"]}
-    listing = {"count": 0, "solutions": []} if find_all else {}
-    degeneracy = find_degeneracy(instance)
-    stages["weights"] = degeneracy.describe()
-    if degeneracy.nondegenerate:
-        reason = (f"{argument['text']}; the effective weights are nondegenerate and the skip H_res ⊗ I_C is "
-                  f"invertible (MATH.md §3), so: {necessity(instance, target_class)}; the block is not absorbable")
-        return Result(NOT_ABSORBABLE, reason, stages=stages, engine="rank", certificate=certificate,
-                      extension=instance.act.extension or target_class == AFFINE or instance.has_biases, complete=True, **listing)
-    decided = decide_degenerate(instance, time_limit=time_limit, stop=stop)
-    if decided is not None and decided.status == ABSORBABLE and target_class == BIAS_FREE:
-        if any(Fraction(v) != 0 for v in decided.certificate["witness"]["b_up"]):
-            decided = bias_inside_verdict(instance, degeneracy, stages)
-    if decided is not None and decided.decided:
-        decided.reason = f"{argument['text']}; but the effective weights are {degeneracy.describe()}, so: {decided.reason}"
-        decided.stages = dict(stages, degenerate=decided.stages)
-        if find_all:
-            decided.count, decided.solutions = 0, []
-        return decided
-    why = decided.reason if decided is not None else "the §7 decision does not apply to this activation"
-    reason = (f"{argument['text']}; but the effective weights are {degeneracy.describe()}, where (★) is not "
-              f"necessary (MATH.md §3): {why}")
-    return Result(UNKNOWN, reason, stages=stages, engine="rank", certificate=certificate, complete=True, **listing)

@@ -38,7 +38,7 @@ import numpy as np
 import indexset.model.activations as activations
 from indexset.errors import InputError
 from indexset.model.files import atomic_write
-from indexset.exact.rational import fmpz_matrix, integer_numerators
+from indexset.rational import fmpz_matrix, integer_numerators
 
 WEIGHT_KEYS = ("W_up", "W_down", "skip", "b_up", "b_down", "W_gate")
 CONTROL_KEYS = ("activation", "denominator", "block")

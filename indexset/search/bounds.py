@@ -22,7 +22,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.exact.rational import as_fraction
+from indexset.rational import as_fraction
 
 
 def _exact_projector(K: np.ndarray):

@@ -1,83 +1,248 @@
-"""One decision of a 0/1 system ``M z = t``: exact algebra first, then the engines.
+"""The one decision of a 0/1 system ``M z = t``: exact algebra, pruning, then the engines.
 
-Used wherever a block's question has become a 0/1 system: the degenerate
-weights decision (MATH.md §7) and the affine-class criteria for
-homogeneous and gated blocks (MATH.md §8). Every solution it reports
-satisfies the system exactly; ``infeasible`` comes from a certificate or a
-complete search.
+Every caller whose question has become a 0/1 system comes here: the block
+solver (condition (★), MATH.md §5–6), the degenerate-weights decision
+(MATH.md §7), the affine-class criteria (MATH.md §8) and
+``indexset solve-system``. Stages, in order:
+
+1. a row ``0 = t ≠ 0`` found while building the system;
+2. exact linear algebra (exact mode): span certificate, unique real
+   solution, integer lattice (:mod:`indexset.search.reduce`);
+3. pruning: interval fixings (Numba), an optional caller's check of the
+   fixings (the block solver's rank test), independent parts;
+4. the portfolio of engines on each part (:mod:`indexset.search.portfolio`);
+5. the parts' solutions joined with the fixed and free units.
+
+Every solution returned satisfies the system exactly; ``infeasible`` comes
+with a certificate or a complete search. This module knows nothing about
+blocks: reasons speak of the system.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
+from dataclasses import dataclass, field
 
-from indexset.search.engines.brute import solve_system_brute
-from indexset.search.reduce import reduce_system
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.search.engines.brute import solve_system_brute
+from indexset.search.prune import no_pruning, prune, subsystem, whole_part
+from indexset.search.reduce import reduce_system
 from indexset.search.system import System
 
 BRUTE_WIDTH = 14
-"""Systems with at most this many unknowns are enumerated directly (2^14 supports)."""
+"""Systems with at most this many unknowns may be enumerated directly (2^14 supports)."""
+
+MAX_LISTED = 100_000
+"""Most solutions listed by ``find_all`` when independent parts multiply."""
 
 
-def decide_system(system: System, *, find_all: bool = False, time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None) -> Result:
-    """Decide an exact 0/1 system.
+@dataclass
+class Clock:
+    """A deadline and a stop request shared by every stage of one decision."""
+
+    time_limit: float | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    start: float = field(default_factory=time.perf_counter)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float | None:
+        return None if self.time_limit is None else max(0.0, self.time_limit - self.elapsed())
+
+    def expired(self) -> bool:
+        return self.stop.is_set() or (self.time_limit is not None and self.elapsed() >= self.time_limit)
+
+    def why(self) -> str:
+        if self.stop.is_set():
+            return "interrupted"
+        return "time limit reached" if self.expired() else "no engine could decide"
+
+
+def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, clock: Clock | None = None,
+                  time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None, cluster=None,
+                  prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0) -> Result:
+    """Decide a 0/1 system.
 
     Parameters
     ----------
     system : System
-        Exact equations (no slack).
+        Exact equations, or rows with a ``slack`` (tolerance mode).
+    reduction : Reduction, optional
+        Its exact reduction, when the caller has it.
     find_all : bool
         Every solution instead of the first.
-    time_limit : float, optional
-        Seconds for the engines; past it the answer is ``unknown``.
-    stop : threading.Event, optional
-    seed : int
-    engines : sequence of str, optional
-        Portfolio engines (default: every available one).
-    progress : callable, optional
+    min_size : int
+        Only supports with at least this many ones count (``|S| ≥ d``).
+    clock : Clock, optional
+        Deadline and stop request (else built from ``time_limit`` and ``stop``).
+    seed, engines, progress, cluster
+        Passed to the portfolio (:func:`indexset.search.portfolio.run_portfolio`).
+    prune_system : bool
+        Interval fixings and the split into independent parts (the ``prune``
+        ablation switches them off).
+    use_lattice : bool
+        Exact reduction and kernel coordinates (the ``lattice`` ablation).
+    check_fixed : callable, optional
+        ``check_fixed(fixed) -> str | None``: a caller's proof that no
+        solution exists once the fixings are known (None: no proof).
+    brute_width : int
+        Systems with at most this many unknowns are enumerated directly.
 
     Returns
     -------
     Result
-        ``feasible`` with exactly checked supports, ``infeasible`` with the
-        reason (span certificate, unique real solution, integer lattice,
-        complete search), or ``unknown``.
+        ``feasible`` with exactly checked supports (``solutions``, and
+        ``count`` when complete), ``infeasible`` with its reason and a
+        ``certificate`` naming its kind, or ``unknown``.
     """
-    start = time.perf_counter()
-    if system.slack is not None:
-        raise ValueError("decide_system takes exact equations only")
+    clock = clock or Clock(time_limit, stop or threading.Event())
+    run = _Decision(system, find_all, min_size, clock, seed, engines, progress, cluster)
+    result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
+    result.time_s = clock.elapsed()
+    result.stages = dict(run.stages, **result.stages)
+    return result
 
-    def done(status, reason, solutions=(), engine="exact", **extra):
-        found = [list(s) for s in solutions]
-        return Result(status, reason, index_set=found[0] if found else None, solutions=found, count=len(found) if status != UNKNOWN else None,
-                      engine=engine, complete=status != UNKNOWN, time_s=time.perf_counter() - start, **extra)
 
-    if system.infeasible_row is not None:
-        return done(INFEASIBLE, f"row {system.rows[system.infeasible_row]} reads 0 = t ≠ 0")
-    if system.m == 0:
-        return done(FEASIBLE, "no equation: every support solves it", [[]])
-    if system.n <= BRUTE_WIDTH:
-        solutions = solve_system_brute(system.M, system.t)
-        return done(FEASIBLE if solutions else INFEASIBLE, f"complete enumeration of all 2^{system.n} supports", solutions if find_all else solutions[:1], "brute")
-    reduction = reduce_system(system.M, system.t)
-    if not reduction.span_feasible:
-        return done(INFEASIBLE, "t is outside the column space of M (span certificate y: yᵀM = 0, yᵀt ≠ 0)", certificate={"kind": "span", "y": [str(v) for v in reduction.span_certificate]})
-    if reduction.unique_solution is not None:
-        z = reduction.unique_solution
-        if all(v in (0, 1) for v in z):
-            return done(FEASIBLE, "rank M = n: the unique real solution is a 0/1 vector", [[i for i, v in enumerate(z) if v == 1]])
-        return done(INFEASIBLE, "rank M = n and the unique real solution is not a 0/1 vector")
-    if reduction.integer_feasible is False:
-        return done(INFEASIBLE, reduction.lattice_reason)
-    from indexset.search.portfolio import run_portfolio  # the engines import OR-Tools and the kernels
+class _Decision:
+    """One run of :func:`decide_system`: the stages and what they found."""
 
-    result = run_portfolio(system, reduction, engines=engines, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop, progress=progress)
-    solutions = [s for s in (result.solutions or ([result.index_set] if result.index_set is not None else [])) if system.is_solution(s)]
-    if result.status == FEASIBLE and solutions:
-        listed = solutions if find_all else solutions[:1]
-        return Result(FEASIBLE, result.reason, index_set=listed[0], solutions=listed, count=len(listed) if result.complete else None,
-                      engine=result.engine, complete=result.complete or not find_all, time_s=time.perf_counter() - start)
-    if result.status == INFEASIBLE and result.complete:
-        return done(INFEASIBLE, result.reason, engine=result.engine)
-    return Result(UNKNOWN, result.reason, engine=result.engine, time_s=time.perf_counter() - start)
+    def __init__(self, system, find_all, min_size, clock, seed, engines, progress, cluster) -> None:
+        self.system, self.find_all, self.min_size, self.clock = system, find_all, min_size, clock
+        self.seed, self.engines, self.progress, self.cluster = seed, engines, progress, cluster
+        self.stages: dict = {"system": {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()}}
+
+    def infeasible(self, reason: str, certificate: dict, engine: str = "exact") -> Result:
+        return Result(INFEASIBLE, reason, certificate=certificate, engine=engine, complete=True, count=0, solutions=[])
+
+    def decide(self, reduction, prune_system, use_lattice, check_fixed, brute_width) -> Result:
+        system = self.system
+        if system.infeasible_row is not None:
+            label = system.rows[system.infeasible_row]
+            return self.infeasible(f"row {label} reads 0 = t ≠ 0" + (" beyond its slack" if system.slack is not None else ""),
+                                   {"kind": "zero_row", "row": list(label) if isinstance(label, tuple) else label})
+        if system.slack is None and 0 < system.n <= brute_width:
+            return self._brute()
+        if system.slack is None:
+            if reduction is None:
+                began = time.perf_counter()
+                reduction = reduce_system(system.M, system.t, lattice=use_lattice)
+                self.stages["reduce"] = dict(reduction.stages(), time_s=round(time.perf_counter() - began, 6))
+            decided = self._by_linear_algebra(reduction)
+            if decided is not None:
+                return decided
+        if not use_lattice:
+            reduction = None  # no kernel coordinates: CP-SAT models M z = t directly
+        return self._search(reduction, prune_system, check_fixed)
+
+    def _brute(self) -> Result:
+        solutions = [s for s in solve_system_brute(self.system.M, self.system.t) if len(s) >= self.min_size]
+        reason = f"complete enumeration of all 2^{self.system.n} supports"
+        if not solutions:
+            return self.infeasible(f"{reason} found no solution", {"kind": "search"}, "brute")
+        listed = solutions if self.find_all else solutions[:1]
+        return Result(FEASIBLE, reason, index_set=listed[0], solutions=listed, count=len(solutions), engine="brute", complete=True)
+
+    def _by_linear_algebra(self, reduction) -> Result | None:
+        """Answers that need no search: span, unique solution, integer lattice."""
+        system = self.system
+        if not reduction.span_feasible:
+            return self.infeasible(
+                "t is outside the column space of M (certificate y: yᵀM = 0, yᵀt ≠ 0)",
+                {"kind": "span", "y": [str(v) for v in reduction.span_certificate], "rows": [list(r) if isinstance(r, tuple) else r for r in system.rows]},
+            )
+        if reduction.unique_solution is not None:
+            z = reduction.unique_solution
+            if all(v in (0, 1) for v in z):
+                support = [i for i, v in enumerate(z) if v == 1]
+                if len(support) >= self.min_size:
+                    return Result(FEASIBLE, "rank M = n: the only real solution is 0/1", index_set=support, solutions=[support], count=1, engine="exact", complete=True)
+            bad = next((i for i, v in enumerate(z) if v not in (0, 1)), None)
+            why = (f"z*[{bad}] = {z[bad]} is not 0 or 1" if bad is not None else f"it has fewer than {self.min_size} ones")
+            return self.infeasible(f"rank M = n = {system.n}, so the real solution z* of M z = t is unique, and {why}",
+                                   {"kind": "unique_solution", "z_star": [str(v) for v in z]})
+        if reduction.integer_feasible is False:
+            return self.infeasible(reduction.lattice_reason, {"kind": "lattice"})
+        return None
+
+    def _search(self, reduction, prune_system, check_fixed) -> Result:
+        system = self.system
+        began = time.perf_counter()
+        pruning = prune(system) if prune_system else no_pruning(system)
+        self.stages["prune"] = dict(pruning.stages(), time_s=round(time.perf_counter() - began, 6))
+        if pruning.infeasible:
+            return self.infeasible(pruning.reason, {"kind": "interval"}, "prune")
+        proof = check_fixed(pruning.fixed) if check_fixed is not None and prune_system else None
+        if proof:
+            return self.infeasible(proof, {"kind": "rank"}, "prune")
+        if system.slack is not None:
+            # With a slack, |S| ≥ min_size is a constraint on the whole set: keep one part.
+            pruning.components = whole_part(system, pruning.fixed)
+        from indexset.search.portfolio import available_engines  # OR-Tools and the kernels, only when searching
+
+        names = list(self.engines or available_engines())
+        self.stages["engines"] = names
+        parts = [part for part in pruning.components if part[0] and part[1]]
+        per_part = []
+        for rows, columns in parts:
+            sub = subsystem(system, pruning.fixed, rows, columns)
+            result = self._search_part(sub, reduction, pruning, len(parts) == 1, names)
+            per_part.append((result, [[columns[i] for i in support] for support in (result.solutions or [])]))
+            if result.status == INFEASIBLE:
+                return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
+                                       {"kind": "search", "part": columns}, result.engine)
+            if result.status == UNKNOWN and not (self.find_all and per_part[-1][1]):
+                return Result(UNKNOWN, f"{self.clock.why()} before a proof: {result.reason}", engine=result.engine, stages={"search": result.stages})
+        return self._combine(pruning, per_part)
+
+    def _search_part(self, sub, reduction, pruning, whole, names) -> Result:
+        """Search one independent part, reusing the whole system's reduction when nothing was removed."""
+        from indexset.search.portfolio import run_portfolio
+
+        part_reduction = None
+        if sub.slack is None and reduction is not None:
+            untouched = whole and sub.n == self.system.n and sub.m == self.system.m
+            part_reduction = reduction if untouched else reduce_system(sub.M, sub.t)
+            if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
+                return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
+        fixed_in = int((pruning.fixed == 1).sum())
+        min_size = max(0, self.min_size - fixed_in) if whole else 0
+        return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.clock.remaining(), seed=self.seed,
+                             stop=self.clock.stop, progress=self.progress, min_size=min_size, cluster=self.cluster)
+
+    def _combine(self, pruning, per_part) -> Result:
+        """Join the parts' solutions with the fixed units into supports of the whole system."""
+        fixed_in = [i for i in range(len(pruning.fixed)) if pruning.fixed[i] == 1]
+        free_alone = []  # unknowns in no equation: either value works
+        engines = sorted({r.engine for r, _ in per_part if r.engine}) or ["prune"]
+        self.stages["search"] = {r.engine: r.stages for r, _ in per_part}
+        complete = all(r.complete or not self.find_all for r, _ in per_part)
+        choices = [mapped for _, mapped in per_part]
+        for rows, columns in pruning.components:
+            if not rows:
+                free_alone.extend(columns)
+                choices.extend([[], [i]] for i in columns)
+        total = 1
+        for options in choices:
+            total *= len(options)
+        supports = [sorted(fixed_in + [i for part in combo for i in part])
+                    for combo in itertools.islice(itertools.product(*choices), MAX_LISTED if self.find_all else 1)]
+        # Only a slack admits supports below the minimum size, and the question excludes them.
+        supports = [support for support in supports if len(support) >= self.min_size]
+        engine = "+".join(engines)
+        if not supports:
+            return self.infeasible(f"the only supports left by the search have fewer than {self.min_size} ones", {"kind": "size"}, engine)
+        bad = [s for s in supports if not self.system.is_solution(s)]
+        if bad:
+            raise AssertionError(f"engine {engine} reported {bad[0]}, which does not solve the system")
+        incomplete = not complete or self.clock.stop.is_set()
+        reason = f"unknowns {free_alone} appear in no equation: each may be 0 or 1" if free_alone else ""
+        result = Result(FEASIBLE, reason, index_set=supports[0], solutions=supports if self.find_all else supports[:1], engine=engine,
+                        complete=not incomplete)
+        if self.find_all:
+            result.count = total if complete else None
+            if incomplete:
+                result.reason = "; ".join(filter(None, [reason, f"enumeration incomplete ({'interrupted' if self.clock.stop.is_set() else 'time limit'}): {len(supports)} found so far"]))
+        return result

@@ -19,7 +19,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.exact.rational import fmpz_matrix, fmpz_to_object
+from indexset.rational import fmpz_matrix, fmpz_to_object
 
 
 @dataclass

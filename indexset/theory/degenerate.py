@@ -542,29 +542,6 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
     return other.even == form.even and bool(np.all(other.linear == form.linear))
 
 
-def witness_instance(instance: Instance, values: dict, rounded: bool = False) -> Instance:
-    """An :class:`Instance` (residual-free, same activation and width) from exact arrays."""
-    from indexset.exact.witness import block_instance
-
-    return block_instance(instance, values, "degenerate (MATH.md §7)", rounded)
-
-
-def result_witness(instance: Instance, result: Result) -> Instance:
-    """The residual-free block behind an ``absorbable`` Result of one block.
-
-    Positives that are not flips (MATH.md §7, §8 constructions) carry their
-    witness in ``certificate["witness"]``; every other positive is the flip
-    witness of ``result.index_set`` (MATH.md §2).
-    """
-    from indexset.exact.witness import block_instance, decode_block, witness
-
-    certificate = result.certificate or {}
-    if "witness" in certificate:
-        kind = certificate.get("argument", certificate.get("kind", "witness"))
-        return block_instance(instance, decode_block(certificate["witness"]), kind, bool(certificate.get("rounded_constant")))
-    return witness(instance, result.index_set)
-
-
 # ====================================================== public entry
 def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None) -> Result | None:
     """Decide absorbability exactly on (possibly) degenerate weights (MATH.md §7).
@@ -645,12 +622,12 @@ def argument(instance: Instance) -> str:
 
 
 def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
-    from indexset.exact.witness import check_forward, encode_block
+    from indexset.exact.witness import block_instance, check_forward, encode_block
 
     built = build_witness(instance, plan, form, classes)
     if not _matches(form, built.values, instance.act, built.rounded_constant):
         raise AssertionError("bug: the §7 witness does not have f's canonical form")
-    block = witness_instance(instance, built.values, built.rounded_constant)
+    block = block_instance(instance, built.values, "degenerate (MATH.md §7)", built.rounded_constant)
     check = check_forward(instance, block)
     if not check.ok:
         raise AssertionError(f"bug: the §7 witness fails the forward check: {check.describe()}")

@@ -119,7 +119,7 @@ def collinear_groups(rows: np.ndarray) -> list[list[int]]:
     different keys are provably not collinear; rows that share a key are
     then compared exactly.
     """
-    from indexset.exact.rational import integer_numerators
+    from indexset.rational import integer_numerators
 
     rows = np.asarray(rows)
     live = [int(i) for i in np.flatnonzero(rows.any(axis=1))]

@@ -452,12 +452,12 @@ def _run_all(sweep: Sweep, instances, progress, stop) -> list:
 
 
 def _run_on_cluster(cluster, sweep: Sweep, instances, progress, stop, warmup) -> list:
-    """:func:`_run_all` with every run a Dask task (:func:`indexset.search.distributed.map_runs`)."""
-    import indexset.search.distributed as distributed
+    """:func:`_run_all` with every run a Dask task (:func:`indexset.workflows.sweeps.map_runs`)."""
+    import indexset.workflows.sweeps as sweeps
 
     if warmup:
         _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
-        distributed.warm_up_workers(cluster, sweep.to_json())
+        sweeps.warm_up_workers(cluster, sweep.to_json())
     points = [(method, n, seed, instance) for n, seed, instance in instances for method in sweep.methods]
     finished = []
 
@@ -465,7 +465,7 @@ def _run_on_cluster(cluster, sweep: Sweep, instances, progress, stop, warmup) ->
         finished.append(outcome)
         _notify(progress, phase="run", done=len(finished), total=len(points), method=outcome.get("method"), n=outcome.get("n"), seed=outcome.get("seed"), status=outcome["status"], time_s=outcome.get("time_s", 0.0))
 
-    outcomes = distributed.map_runs(cluster, sweep.to_json(), [p[:3] for p in points], stop, arrived)
+    outcomes = sweeps.map_runs(cluster, sweep.to_json(), [p[:3] for p in points], stop, arrived)
     fields = set(Run.__dataclass_fields__)
     runs = []
     for (method, n, seed, instance), outcome in zip(points, outcomes):

@@ -495,7 +495,8 @@ def stack(
     """
     import builtins  # the option ``range`` shadows the builtin here
 
-    from indexset.model.stack import Stack, check_stack_forward
+    from indexset.exact.witness import check_forward
+    from indexset.model.stack import Stack
     from indexset.exact.witness import witness
 
     _check_int("layers", layers, 1)
@@ -514,7 +515,7 @@ def stack(
     built = Stack(blocks, {"planted_S": np.array([b.planted for b in blocks], dtype=np.int64),
                            "params": np.array(params)}, "construct stack")
     witnesses = Stack([witness(b, b.planted) for b in blocks], source="construct stack witness")
-    if not check_stack_forward(built, witnesses).ok:
+    if not check_forward(built, witnesses).ok:
         raise RuntimeError("bug: the planted witness stack fails the whole-stack forward check")
     return built
 
