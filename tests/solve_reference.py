@@ -328,7 +328,7 @@ def check_affine_class(instance, result):
     apply, and then no flip equals f by brute force; unknown: only on
     degenerate weights.
     """
-    from indexset.theory.affine import violations
+    from indexset.theory.flips import violations
     from indexset.exact.witness import result_witness
 
     assert result.target_class == "affine"

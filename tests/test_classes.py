@@ -17,7 +17,7 @@ import pytest
 
 from indexset.workflows import construct
 from indexset import solve
-from indexset.theory.affine import violations
+from indexset.theory.flips import violations
 from indexset.cli.main import main
 from indexset.exact.witness import result_witness
 from indexset.model.instance import Instance

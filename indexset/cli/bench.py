@@ -107,7 +107,12 @@ def _load(path: str) -> dict:
 def _run(sweep: bench.Sweep, args) -> dict:
     stop = threading.Event()
     with StopOnInterrupt(stop), _progress_display() as progress, cluster_from_args(args, always=False) as cluster:
-        return bench.run_sweep(sweep, progress=progress, stop=stop, warmup=not args.no_warmup, cluster=cluster)
+        runner = None
+        if cluster is not None:
+            from indexset.workflows.sweeps import OnCluster  # Dask only when asked for
+
+            runner = OnCluster(cluster)
+        return bench.run_sweep(sweep, progress=progress, stop=stop, warmup=not args.no_warmup, runner=runner)
 
 
 class _progress_display:

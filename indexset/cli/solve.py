@@ -27,7 +27,7 @@ def register(sub) -> None:
     parser.add_argument("--format", choices=("npz", "safetensors"), default="npz", help="witness format; safetensors also writes the .npz")
     parser.add_argument("--tol", help="accept S when every entry of c·W_down[:,S]·W_up[S,:] + A is at most T in absolute value (absolute, on the max entry; compared exactly) and |S| ≥ d")
     parser.add_argument("--seed", type=int, default=0, help="seed of the randomised engines")
-    parser.add_argument("--engines", help="comma-separated engines for the search stage (lattice,cpsat)")
+    parser.add_argument("--engines", help="comma-separated engines for the search stage: lattice, cpsat, brute (default lattice,cpsat)")
     add_class_option(parser)
     add_cluster_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,7 +37,7 @@ def register(sub) -> None:
 def _engines(text):
     if text is None:
         return None
-    from indexset.search.portfolio import ENGINES  # imported here: it pulls in OR-Tools
+    from indexset.search.engines import NAMES as ENGINES
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in ENGINES]

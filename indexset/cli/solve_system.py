@@ -1,20 +1,21 @@
 """``indexset solve-system FILE``: decide a plain 0/1 system ``A x = b``.
 
 Reads a QOBLIB market split ``.dat`` file or an ``.npz`` with ``A`` and
-``b`` (:mod:`indexset.search.systemfile`) and runs one engine on it: the lattice
-enumeration engine by default, CP-SAT, or the portfolio racing both.
+``b`` (:mod:`indexset.search.systemfile`) and decides it with
+:func:`indexset.search.decide.decide_system`, the same decision the block
+solver uses: the lattice enumeration engine by default, CP-SAT, or the
+portfolio racing both.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
 
 from indexset.errors import InputError
-from indexset.search.reduce import reduce_system
 from indexset.result import Result
+from indexset.search.decide import decide_system
 from indexset.search.systemfile import load_system
 from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
 
@@ -42,10 +43,13 @@ def run(args) -> int:
     system = load_system(args.file)
     stop = threading.Event()
     find_all = args.all or args.count
+    engines = ["lattice", "cpsat"] if args.engine == "portfolio" else [args.engine]
+    # Alone on the machine the enumeration may use every core.
+    options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
         time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
-        reduction = reduce_system(system.M, system.t)
-        result = _search(args.engine, system, reduction, find_all, time_limit, stop, progress, args.workers, cluster)
+        result = decide_system(system, find_all=find_all, time_limit=time_limit, stop=stop, engines=engines, progress=progress,
+                               cluster=cluster, engine_options=options)
     elapsed = time.perf_counter() - start
     payload = _payload(result, system.n, args, elapsed)
     if args.json:
@@ -53,33 +57,6 @@ def run(args) -> int:
     else:
         _print(result, payload, args)
     return result.exit_code
-
-
-def _search(engine: str, system, reduction, find_all, time_limit, stop, progress, workers, cluster=None) -> Result:
-    """Run the chosen engine (imported lazily: CP-SAT pulls in OR-Tools)."""
-    options = dict(find_all=find_all, time_limit=time_limit, stop=stop, progress=progress)
-    if engine != "cpsat":
-        options["cluster"] = cluster  # long lattice enumerations as Dask tasks (issue 9)
-    if engine == "portfolio":
-        # --- portfolio (owned by the solver: indexset.search.portfolio) -----------
-        try:
-            portfolio = importlib.import_module("indexset.search.portfolio")
-        except ModuleNotFoundError as exc:
-            if exc.name != "indexset.search.portfolio":
-                raise
-            raise InputError("--engine", "the portfolio is not available in this installation") from None
-        return portfolio.run_portfolio(system, reduction, **options)
-        # -------------------------------------------------------------------
-    try:
-        module = importlib.import_module(f"indexset.search.engines.{engine}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"indexset.search.engines.{engine}":
-            raise
-        raise InputError("--engine", f"engine {engine!r} is not available in this installation") from None
-    if engine == "lattice":
-        # Alone on the machine the enumeration may use every core.
-        options["workers"] = workers or os.cpu_count() or 1
-    return module.search(system, reduction, **options)
 
 
 def _vector(support, n: int) -> list[int]:
@@ -115,9 +92,10 @@ def _print(result: Result, payload: dict, args) -> None:
     if args.all and payload.get("solutions"):
         for z in payload["solutions"]:
             print(f"            {''.join(str(v) for v in z)}")
-    stages = result.stages
-    if "kernel_dimension" in stages:
-        print(f"  algebra   rank {stages['rank']} of n = {stages['n']}, kernel dimension {stages['kernel_dimension']}")
-    if "nodes" in stages:
-        print(f"  search    {stages['nodes']} enumeration nodes")
+    reduce = result.stages.get("reduce", {})
+    if "kernel_dimension" in reduce:
+        print(f"  algebra   rank {reduce['rank']} of n = {reduce['n']}, kernel dimension {reduce['kernel_dimension']}")
+    nodes = sum(part.get("nodes", 0) for part in result.stages.get("search", {}).values() if isinstance(part, dict))
+    if nodes:
+        print(f"  search    {nodes} enumeration nodes")
     print(f"  engine    {result.engine}, {payload['time_s']:.3f} s")

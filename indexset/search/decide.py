@@ -63,7 +63,8 @@ class Clock:
 
 def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, clock: Clock | None = None,
                   time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None, cluster=None,
-                  prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0) -> Result:
+                  prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0,
+                  engine_options: dict | None = None) -> Result:
     """Decide a 0/1 system.
 
     Parameters
@@ -90,6 +91,8 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         solution exists once the fixings are known (None: no proof).
     brute_width : int
         Systems with at most this many unknowns are enumerated directly.
+    engine_options : dict, optional
+        Engine-specific options (``workers`` for a lattice engine alone, ...).
 
     Returns
     -------
@@ -99,7 +102,7 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         ``certificate`` naming its kind, or ``unknown``.
     """
     clock = clock or Clock(time_limit, stop or threading.Event())
-    run = _Decision(system, find_all, min_size, clock, seed, engines, progress, cluster)
+    run = _Decision(system, find_all, min_size, clock, seed, engines, progress, cluster, engine_options or {})
     result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
     result.time_s = clock.elapsed()
     result.stages = dict(run.stages, **result.stages)
@@ -109,9 +112,10 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
 class _Decision:
     """One run of :func:`decide_system`: the stages and what they found."""
 
-    def __init__(self, system, find_all, min_size, clock, seed, engines, progress, cluster) -> None:
+    def __init__(self, system, find_all, min_size, clock, seed, engines, progress, cluster, engine_options) -> None:
         self.system, self.find_all, self.min_size, self.clock = system, find_all, min_size, clock
         self.seed, self.engines, self.progress, self.cluster = seed, engines, progress, cluster
+        self.engine_options = engine_options
         self.stages: dict = {"system": {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()}}
 
     def infeasible(self, reason: str, certificate: dict, engine: str = "exact") -> Result:
@@ -210,7 +214,7 @@ class _Decision:
         fixed_in = int((pruning.fixed == 1).sum())
         min_size = max(0, self.min_size - fixed_in) if whole else 0
         return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.clock.remaining(), seed=self.seed,
-                             stop=self.clock.stop, progress=self.progress, min_size=min_size, cluster=self.cluster)
+                             stop=self.clock.stop, progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
 
     def _combine(self, pruning, per_part) -> Result:
         """Join the parts' solutions with the fixed units into supports of the whole system."""

@@ -232,6 +232,10 @@ class Cluster:
         client.register_plugin(prepare_plugin(ignore_sigint=True), name="indexset-prepare")
         return client
 
+    def enumerate_split(self, system: System, lattice, find_all: bool, deadline: float | None, stop, progress):
+        """Walk a prepared lattice as Dask tasks on this cluster (:func:`enumerate_split`)."""
+        return enumerate_split(system, lattice, self, find_all, deadline, stop, progress)
+
     def reserve_seconds(self, time_limit: float | None) -> float:
         """Seconds of a whole-process ``time_limit`` to keep back for closing what this may start.
 

@@ -12,20 +12,22 @@ second (see :mod:`indexset.search.engines`).
 
 from __future__ import annotations
 
-import importlib
 import threading
 
+from indexset.errors import InputError
 from indexset.result import FEASIBLE, UNKNOWN, Result
+from indexset.search.engines import NAMES, get_engine
 
 ENGINES = ("lattice", "cpsat")
+"""The engines raced by default."""
 
 
 def available_engines() -> list[str]:
-    """Engines that import on this installation."""
+    """Default engines that import on this installation."""
     names = []
     for name in ENGINES:
         try:
-            importlib.import_module(f"indexset.search.engines.{name}")
+            get_engine(name)
         except ImportError:
             continue
         names.append(name)
@@ -49,7 +51,7 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         Set by the caller (Ctrl-C) to stop every engine.
     extra : dict
         Engine-specific keyword options (e.g. ``min_size`` for CP-SAT);
-        passed to engines whose ``search`` accepts them.
+        each engine gets those it declares in its ``options``.
 
     Returns
     -------
@@ -58,20 +60,23 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         engine's status and time; unknown when none decided.
     """
     names = list(engines or available_engines())
+    unknown = [name for name in names if name not in NAMES]
+    if unknown:
+        raise InputError("engines", f"unknown engine {unknown[0]!r}; choose from {', '.join(NAMES)}")
     # Import every engine here, in the caller's thread: fpylll (cysignals)
     # cannot be imported for the first time from a worker thread.
-    modules = {name: importlib.import_module(f"indexset.search.engines.{name}") for name in names}
+    chosen = {name: get_engine(name) for name in names}
     stop_all = threading.Event()
     results: dict[str, Result] = {}
     done = threading.Condition()
 
     def worker(name):
-        module = modules[name]
-        options = {k: v for k, v in extra.items() if k in module.search.__code__.co_varnames}
-        if len(names) > 1 and "workers" in module.search.__code__.co_varnames:
+        engine = chosen[name]
+        options = {k: v for k, v in extra.items() if k in engine.options}
+        if len(names) > 1 and "workers" in engine.options:
             options.setdefault("workers", 1)  # one core per engine: the machine has few
         try:
-            result = module.search(system, reduction, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop_all, progress=progress, **options)
+            result = engine.search(system, reduction, find_all=find_all, time_limit=time_limit, seed=seed, stop=stop_all, progress=progress, **options)
         except Exception as exc:  # an engine bug must not hide the others' answers
             result = Result(UNKNOWN, f"engine {name} failed: {type(exc).__name__}: {exc}", engine=name)
         with done:

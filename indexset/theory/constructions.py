@@ -27,7 +27,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.theory.affine import GATE_C, Weights, _integer_direction
+from indexset.theory.flips import GATE_C, Weights, integer_direction
 from indexset.model.instance import Instance, exact_value
 
 
@@ -213,7 +213,7 @@ def _hyperplane_classes(w: Weights):
             constant = constant + w.down[:, i] * max(w.bias[i], Fraction(0)) ** 2
             continue
         row = [Fraction(v) for v in list(w.up[i]) + [w.bias[i]]]
-        key = _integer_direction(row)
+        key = integer_direction(row)
         p = [Fraction(v) for v in key]
         k = next(j for j in range(len(p)) if p[j] != 0)
         lam = row[k] / p[k]

@@ -17,6 +17,7 @@ import numpy as np
 
 from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.classes import AFFINE, BIAS_FREE, phrase
+from indexset.text import ranges
 from indexset.model.instance import Instance
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
@@ -65,7 +66,7 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
     biased = [i for i in range(instance.n) if instance.b_up[i] != 0]
     if degeneracy.nondegenerate:
         reason = (f"Theorem A, bias-free part (MATH.md §8.3, extension): on nondegenerate weights a residual-free block "
-                  f"equal to f has a unit on each unit of f, bias included, and units {_ranges(biased)} of f have a "
+                  f"equal to f has a unit on each unit of f, bias included, and units {ranges(biased)} of f have a "
                   f"nonzero bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
         return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
     from indexset.theory.degenerate import block_values, canonical_form, merge_kind
@@ -80,18 +81,6 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
               "nonzero even part on a hyperplane that misses the origin; every residual-free block equal to f has a "
               f"unit on each, which needs a bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
     return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
-
-
-def _ranges(indices: list[int]) -> str:
-    """``[0, 1, 2, 5]`` as ``0–2, 5``."""
-    parts, start = [], None
-    for k, i in enumerate(indices):
-        if start is None:
-            start = i
-        if k + 1 == len(indices) or indices[k + 1] != i + 1:
-            parts.append(f"{start}" if start == i else f"{start}–{i}")
-            start = None
-    return ", ".join(parts)
 
 
 def linear_verdict(instance: Instance, start: float | None = None) -> Result:

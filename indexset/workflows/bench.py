@@ -341,7 +341,7 @@ def _run_brute(instance) -> dict:
 
 
 # ================================================================= sweep
-def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = None, warmup: bool = True, cluster=None) -> dict:
+def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = None, warmup: bool = True, runner=None) -> dict:
     """Run every method on every point of the sweep.
 
     Parameters
@@ -360,9 +360,11 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
         Solve one tiny instance with every method first (not recorded), so
         the first timed run does not pay for Numba compilation or imports
         (on every worker when ``cluster`` is given).
-    cluster : indexset.search.distributed.Cluster, optional
-        Run every (instance, method) as a Dask task there, several at a
-        time; the report is the same, plus ``machine["cluster"]``.
+    runner : optional
+        Runs the points elsewhere: an object with ``run(sweep, instances,
+        progress, stop, warmup) -> list of Run`` and ``describe() -> dict``
+        (:class:`indexset.workflows.sweeps.OnCluster`: every run a Dask
+        task); the report is the same, plus ``machine["cluster"]``.
 
     Returns
     -------
@@ -375,9 +377,9 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
     machine = machine_info()
     machine["fpylll_preloaded"] = preload_fpylll()
     instances = _build_instances(sweep, progress)
-    if cluster is not None:
-        runs = _run_on_cluster(cluster, sweep, instances, progress, stop, warmup)
-        machine["cluster"] = cluster.describe()
+    if runner is not None:
+        runs = runner.run(sweep, instances, progress, stop, warmup)
+        machine["cluster"] = runner.describe()
     else:
         if warmup:
             _warm_up(sweep, progress)
@@ -413,7 +415,8 @@ def preload_fpylll() -> bool:
     return True
 
 
-def _notify(progress, **event) -> None:
+def notify(progress, **event) -> None:
+    """Send one progress event (when there is a listener)."""
     if progress is not None:
         progress(event)
 
@@ -422,13 +425,13 @@ def _build_instances(sweep: Sweep, progress) -> list:
     points = [(n, seed) for n in sweep.widths for seed in sweep.seeds]
     instances = []
     for i, (n, seed) in enumerate(points):
-        _notify(progress, phase="construct", done=i, total=len(points), method=None, n=n, seed=seed, status=None, time_s=None)
+        notify(progress, phase="construct", done=i, total=len(points), method=None, n=n, seed=seed, status=None, time_s=None)
         instances.append((n, seed, make_instance(sweep, n, seed)))
     return instances
 
 
 def _warm_up(sweep: Sweep, progress) -> None:
-    _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
+    notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
     warm_up(sweep)
 
 
@@ -444,46 +447,16 @@ def _run_all(sweep: Sweep, instances, progress, stop) -> list:
     runs = []
     for n, seed, instance in instances:
         for method in sweep.methods:
-            _notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=None, time_s=None)
+            notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=None, time_s=None)
             run = one_run(sweep, method, n, seed, instance, stop)
             runs.append(run)
-            _notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=run.status, time_s=run.time_s)
-    return runs
-
-
-def _run_on_cluster(cluster, sweep: Sweep, instances, progress, stop, warmup) -> list:
-    """:func:`_run_all` with every run a Dask task (:func:`indexset.workflows.sweeps.map_runs`)."""
-    import indexset.workflows.sweeps as sweeps
-
-    if warmup:
-        _notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
-        sweeps.warm_up_workers(cluster, sweep.to_json())
-    points = [(method, n, seed, instance) for n, seed, instance in instances for method in sweep.methods]
-    finished = []
-
-    def arrived(outcome):
-        finished.append(outcome)
-        _notify(progress, phase="run", done=len(finished), total=len(points), method=outcome.get("method"), n=outcome.get("n"), seed=outcome.get("seed"), status=outcome["status"], time_s=outcome.get("time_s", 0.0))
-
-    outcomes = sweeps.map_runs(cluster, sweep.to_json(), [p[:3] for p in points], stop, arrived)
-    fields = set(Run.__dataclass_fields__)
-    runs = []
-    for (method, n, seed, instance), outcome in zip(points, outcomes):
-        if outcome is not None and "method" in outcome:
-            runs.append(Run(**{k: v for k, v in outcome.items() if k in fields}))
-            continue
-        run = _record(sweep, method, n, seed, instance)
-        if outcome is None:  # cancelled before it started, as in a sequential sweep
-            run.status, run.note = INTERRUPTED, "not run: the sweep was interrupted"
-        else:  # the task itself failed (its worker kept dying)
-            run.status, run.note = outcome["status"], outcome["note"]
-        runs.append(run)
+            notify(progress, phase="run", done=len(runs), total=total, method=method, n=n, seed=seed, status=run.status, time_s=run.time_s)
     return runs
 
 
 def one_run(sweep: Sweep, method, n, seed, instance, stop) -> Run:
     """Run one method on one point of the sweep; the :class:`Run` record."""
-    run = _record(sweep, method, n, seed, instance)
+    run = record(sweep, method, n, seed, instance)
     if stop.is_set():
         run.status, run.note = INTERRUPTED, "not run: the sweep was interrupted"
         return run
@@ -492,7 +465,7 @@ def one_run(sweep: Sweep, method, n, seed, instance, stop) -> Run:
     return run
 
 
-def _record(sweep: Sweep, method, n, seed, instance) -> Run:
+def record(sweep: Sweep, method, n, seed, instance) -> Run:
     """The record of one point, before it runs."""
     run = Run(method, sweep.family, sweep.d, n, seed, json.loads(instance.metadata["params"]))
     run.rerun = rerun_command(sweep, method, n, seed)

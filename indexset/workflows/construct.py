@@ -1084,7 +1084,7 @@ def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, targe
 
 
 def _theorem_violations(instance: Instance) -> list[str]:
-    from indexset.theory.affine import violations
+    from indexset.theory.flips import violations
 
     return violations(instance)
 

@@ -14,13 +14,12 @@ import threading
 import time
 import uuid
 
+import indexset.workflows.bench as bench
 from indexset.search.distributed import POLL_SECONDS, RETRIES, Cluster, RemoteStop, _Cutoff, _forget
 
 
 def bench_run(sweep_json: dict, method: str, n: int, seed: int, cutoff: str | None) -> dict:
     """Task: one ``indexset bench`` run, the instance rebuilt from its seed."""
-    import indexset.workflows.bench as bench
-
     sweep = bench.Sweep(**dict(sweep_json, methods=tuple(sweep_json["methods"])))
     instance = bench.make_instance(sweep, n, seed)
     stop = RemoteStop(cutoff, 0) if cutoff else threading.Event()
@@ -38,8 +37,6 @@ def warm_up_workers(cluster: Cluster, sweep_json: dict) -> None:
 
 
 def _warm_up(sweep_json: dict) -> bool:
-    import indexset.workflows.bench as bench
-
     bench.warm_up(bench.Sweep(**dict(sweep_json, methods=tuple(sweep_json["methods"]))))
     return True
 
@@ -102,3 +99,45 @@ def _run_outcome(future) -> dict | None:
         return future.result()
     except Exception as exc:  # the run is reported as an error, the sweep goes on
         return {"status": "error", "note": f"{type(exc).__name__}: {exc}", "worker": ""}
+
+
+class OnCluster:
+    """Runs the points of a sweep as Dask tasks (the ``runner`` of :func:`indexset.workflows.bench.run_sweep`)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def describe(self) -> dict:
+        """Where the runs went, for the report."""
+        return self.cluster.describe()
+
+    def run(self, sweep, instances, progress, stop, warmup) -> list:
+        """Every (instance, method) as one task; Run records in the sweep's order."""
+        return _run_on_cluster(self.cluster, sweep, instances, progress, stop, warmup)
+
+
+def _run_on_cluster(cluster, sweep, instances, progress, stop, warmup) -> list:
+    if warmup:
+        bench.notify(progress, phase="warmup", done=0, total=1, method=None, n=None, seed=None, status=None, time_s=None)
+        warm_up_workers(cluster, sweep.to_json())
+    points = [(method, n, seed, instance) for n, seed, instance in instances for method in sweep.methods]
+    finished = []
+
+    def arrived(outcome):
+        finished.append(outcome)
+        bench.notify(progress, phase="run", done=len(finished), total=len(points), method=outcome.get("method"), n=outcome.get("n"), seed=outcome.get("seed"), status=outcome["status"], time_s=outcome.get("time_s", 0.0))
+
+    outcomes = map_runs(cluster, sweep.to_json(), [p[:3] for p in points], stop, arrived)
+    fields = set(bench.Run.__dataclass_fields__)
+    runs = []
+    for (method, n, seed, instance), outcome in zip(points, outcomes):
+        if outcome is not None and "method" in outcome:
+            runs.append(bench.Run(**{k: v for k, v in outcome.items() if k in fields}))
+            continue
+        run = bench.record(sweep, method, n, seed, instance)
+        if outcome is None:  # cancelled before it started, as in a sequential sweep
+            run.status, run.note = bench.INTERRUPTED, "not run: the sweep was interrupted"
+        else:  # the task itself failed (its worker kept dying)
+            run.status, run.note = outcome["status"], outcome["note"]
+        runs.append(run)
+    return runs

@@ -1,24 +1,63 @@
-"""Search engines for 0/1 systems ``M z = t``; every engine returns a Result.
+"""Search engines for 0/1 systems ``M z = t``: one protocol, one result type.
 
-The engine interface (every engine module exposes one ``search``)::
+Every engine implements :class:`Engine` (dimod's sampler interface is the
+model): a ``name``, the engine-specific keyword ``options`` it accepts, and
+``search``. The portfolio hands an engine only the options it declares, and
+``tests/search/test_engines.py`` runs one conformance suite over every
+engine against the brute force.
 
-    search(system, reduction=None, *, find_all=False, time_limit=None,
-           seed=0, stop=None, progress=None) -> Result
-
-- ``system`` is an :class:`indexset.search.system.System` (exact integers; a
-  ``slack`` vector means ``|M z − t| ≤ slack``).
-- ``reduction`` is the :class:`indexset.search.reduce.Reduction` of the system when
-  the caller has it (z0, LLL-reduced kernel basis K), else None.
-- ``find_all``: enumerate every solution (no duplicates) instead of stopping
-  at the first.
+- ``system`` is an :class:`indexset.search.system.System` (exact integers;
+  a ``slack`` vector means ``|M z − t| ≤ slack``).
+- ``reduction`` is the :class:`indexset.search.reduce.Reduction` of the
+  system when the caller has it (z0, LLL-reduced kernel basis K), else None.
+- ``find_all``: enumerate every solution (no duplicates) instead of
+  stopping at the first.
 - ``time_limit`` in seconds (None: no limit); ``stop`` a
-  ``threading.Event`` that asks the engine to stop soon (portfolio,
-  Ctrl-C); ``progress(dict)`` is called now and then with counters.
+  ``threading.Event`` that asks the engine to stop, which it honours within
+  about 0.2 s; ``progress(dict)`` is called now and then with counters.
 - Returns a :class:`indexset.result.Result` with status ``feasible``,
   ``infeasible`` (only after a complete search) or ``unknown``;
-  ``solutions`` holds the supports found (all of them when ``find_all`` and
-  ``complete``), ``index_set`` the first, ``count`` the number when
-  complete, ``engine`` the engine's name.
+  ``solutions`` holds the supports found (all of them when ``find_all``
+  and ``complete``), ``index_set`` the first, ``count`` the number when
+  complete, ``engine`` the engine's name. Every reported support satisfies
+  the system exactly.
 
-``brute`` is the slow, obviously-correct reference used by the tests.
+``brute`` is the slow, obviously-correct reference.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+from indexset.result import Result
+
+NAMES = ("lattice", "cpsat", "brute")
+"""Every engine; the portfolio races ``lattice`` and ``cpsat`` by default."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What every search engine provides."""
+
+    name: str
+    options: tuple
+    """Engine-specific keyword options that ``search`` accepts (beyond the common ones)."""
+
+    def search(self, system, reduction=None, *, find_all: bool = False, time_limit: float | None = None,
+               seed: int = 0, stop=None, progress=None, **options) -> Result:
+        """Decide the system (see the module documentation)."""
+        ...
+
+
+def get_engine(name: str) -> Engine:
+    """The engine called ``name`` (its module is imported on first use: OR-Tools, Numba).
+
+    Raises
+    ------
+    KeyError
+        For a name not in :data:`NAMES`.
+    """
+    if name not in NAMES:
+        raise KeyError(name)
+    return importlib.import_module(f"indexset.search.engines.{name}").ENGINE

@@ -82,3 +82,42 @@ def absorbing_sets_brute(instance: Instance) -> list[list[int]]:
     M = np.array([row[:-1] for row in integer_rows], dtype=object)
     t = np.array([row[-1] for row in integer_rows], dtype=object)
     return solve_system_brute(M, t)
+
+
+class BruteEngine:
+    """Every one of the 2^n supports, checked exactly: the reference engine (n ≤ :data:`MAX_WIDTH`).
+
+    Systems with a slack are checked row by row against it. It honours a
+    stop request and the time limit between blocks of supports.
+    """
+
+    name = "brute"
+    options = ("min_size",)
+
+    def search(self, system, reduction=None, *, find_all: bool = False, time_limit=None, seed: int = 0, stop=None, progress=None, min_size: int = 0):
+        """Enumerate every support (see :mod:`indexset.search.engines`)."""
+        import time
+
+        from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+
+        start = time.perf_counter()
+        if system.n > MAX_WIDTH:
+            return Result(UNKNOWN, f"brute force is for n ≤ {MAX_WIDTH}, got n = {system.n}", engine=self.name)
+        found = []
+        for mask in range(1 << system.n):
+            if mask % 4096 == 0 and ((stop is not None and stop.is_set()) or (time_limit is not None and time.perf_counter() - start > time_limit)):
+                return Result(UNKNOWN, "brute force stopped before the end", engine=self.name, solutions=found, time_s=time.perf_counter() - start)
+            support = [i for i in range(system.n) if mask >> i & 1]
+            if len(support) >= min_size and system.is_solution(support):
+                found.append(support)
+                if not find_all:
+                    break
+        elapsed = time.perf_counter() - start
+        if not found:
+            return Result(INFEASIBLE, f"none of the 2^{system.n} supports solves the system", engine=self.name, complete=True, count=0, solutions=[], time_s=elapsed)
+        complete = find_all
+        return Result(FEASIBLE, f"{len(found)} support(s) found by brute force", index_set=found[0], solutions=found,
+                      count=len(found) if complete else None, engine=self.name, complete=complete, time_s=elapsed)
+
+
+ENGINE = BruteEngine()

@@ -192,3 +192,17 @@ def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> 
         return Result(FEASIBLE, reason, index_set=solutions[0], solutions=solutions, count=len(solutions) if complete else None, engine=NAME, complete=complete, time_s=elapsed, stages=stages)
     why = "stopped" if stopped else "time limit reached"
     return Result(UNKNOWN, f"CP-SAT ({mode} model): {why} before a proof", engine=NAME, time_s=elapsed, stages=stages)
+
+
+class CpSatEngine:
+    """The CP-SAT engine as an :class:`indexset.search.engines.Engine`."""
+
+    name = NAME
+    options = ("min_size", "workers")
+
+    def search(self, system, reduction=None, **options) -> Result:
+        """See :func:`search`."""
+        return search(system, reduction, **options)
+
+
+ENGINE = CpSatEngine()

@@ -150,9 +150,11 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         out dynamically). 1 by default: in the portfolio CP-SAT has the
         other core.
     cluster : indexset.search.distributed.Cluster, optional
-        Where to send the subtrees as independent Dask tasks (see
-        :mod:`indexset.search.distributed`) when the cluster accepts the search
-        (by its size); otherwise the search stays in this process.
+        Where to send the subtrees as independent Dask tasks when the cluster
+        accepts the search (by its size); otherwise the search stays in this
+        process. The engine only calls the cluster's ``accepts`` and
+        ``enumerate_split``: the split search builds on this engine, never
+        the other way round.
 
     Returns
     -------
@@ -183,9 +185,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
     seconds_left = None if deadline is None else deadline - time.perf_counter()
     if cluster is not None and lattice.D > SPLIT_FROM and cluster.accepts(stages.get("estimated_nodes"), seconds_left):
-        from indexset.search.distributed import enumerate_split  # Dask is imported only when a cluster is used
-
-        outcome = enumerate_split(system, lattice, cluster, find_all, deadline, stop, progress)
+        outcome = cluster.enumerate_split(system, lattice, find_all, deadline, stop, progress)
         if outcome is not None:
             solutions, complete, interrupted, facts = outcome
             return _result(solutions, complete, find_all, interrupted, start, {**stages, **facts})
@@ -876,3 +876,17 @@ def _result(solutions, complete, find_all, interrupted, start, stages) -> Result
     if complete:
         return Result(INFEASIBLE, "complete lattice enumeration of the box found no 0/1 solution", count=0, solutions=[], complete=True, **common)
     return Result(UNKNOWN, f"lattice enumeration {interrupted} before finding a solution or completing the search", **common)
+
+
+class LatticeEngine:
+    """The lattice enumeration engine as an :class:`indexset.search.engines.Engine`."""
+
+    name = NAME
+    options = ("bkz_block", "embedding", "workers", "cluster")
+
+    def search(self, system, reduction=None, **options) -> Result:
+        """See :func:`search`."""
+        return search(system, reduction, **options)
+
+
+ENGINE = LatticeEngine()
