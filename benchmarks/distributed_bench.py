@@ -28,11 +28,11 @@ import os
 import platform
 import time
 
-from indexset.workflows import construct
 from indexset.search.distributed import Cluster
 from indexset.search.engines import lattice
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system
+from indexset.workflows import construct
 
 
 def warm_up() -> None:

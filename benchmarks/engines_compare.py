@@ -21,12 +21,12 @@ import time
 
 import numpy as np
 
-from indexset.workflows import construct
 from indexset.search.engines import cpsat, lattice
 from indexset.search.portfolio import run_portfolio
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system, plain_system
 from indexset.search.systemfile import load_system
+from indexset.workflows import construct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARKET_SPLIT = os.path.join(HERE, "..", "..", "shared", "benchmarks", "qoblib-marketsplit")

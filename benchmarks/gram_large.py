@@ -21,6 +21,7 @@ its buffers to tracemalloc), and the process's maximum resident set size.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -32,7 +33,7 @@ import tracemalloc
 def _threads_from_argv(argv) -> None:
     """Apply ``--threads`` before numpy (and its BLAS) is loaded."""
     args = sys.argv[1:] if argv is None else argv
-    for flag, value in zip(args, args[1:]):
+    for flag, value in itertools.pairwise(args):
         if flag == "--threads":
             os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = value
 

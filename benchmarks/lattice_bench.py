@@ -116,7 +116,7 @@ def main(argv=None) -> int:
 def _cell(row: dict | None) -> str:
     if row is None:
         return "-"
-    what = row["status"] if row["status"] != "feasible" else ("all %d" % row["count"] if row["complete"] else "found")
+    what = row["status"] if row["status"] != "feasible" else (f"all {row['count']}" if row["complete"] else "found")
     return f"{row['time_s']:.3f} ({row['cpu_s']:.3f}) {what}, {row['nodes'] or 0} nodes"
 
 

@@ -8,12 +8,12 @@ Main entry points::
 """
 
 from indexset.errors import InputError
-from indexset.model.instance import Instance
-from indexset.result import Result
 from indexset.exact.verify import Verification, verify
 from indexset.exact.witness import check_forward, witness
+from indexset.model.instance import Instance
+from indexset.result import Result
 
-__all__ = ["InputError", "Instance", "Result", "Verification", "verify", "witness", "check_forward", "solve"]
+__all__ = ["InputError", "Instance", "Result", "Verification", "check_forward", "solve", "verify", "witness"]
 __version__ = "0.1.0"
 
 

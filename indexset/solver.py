@@ -186,7 +186,7 @@ def _solve_block(instance: Instance, options: Options, clock: Clock) -> Result:
     return _by_index_sets(instance, verdict, options, clock, stages)
 
 
-def _by_index_sets(instance: Instance, verdict: "_Verdict", options: Options, clock: Clock, stages: dict) -> Result:
+def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Clock, stages: dict) -> Result:
     """Decide (★) as a 0/1 system and turn the system's answer into the block's."""
     began = time.perf_counter()
     system = build_system(instance, options.tol)

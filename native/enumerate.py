@@ -101,8 +101,6 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     this body (keep the two in step); this function serves the cold paths
     (the root, :func:`start_below`, :func:`estimate_tree`).
     """
-    D = rr.shape[0]
-    N = W.shape[1]
     # Centre by partial sums: only the entries whose x changed are redone
     # (amortised O(1) instead of O(D) per node, as in fplll).
     top = stale[i]
@@ -436,7 +434,7 @@ def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
     np.random.seed(seed)
     passing = np.zeros(4096, dtype=np.int64)
     total = 0.0
-    for probe in range(probes):
+    for _ in range(probes):
         for j in range(D):
             stale[j] = D - 1
         zflag[D] = True

@@ -6,7 +6,6 @@ overflow (every |row sum| < 2^62) and validates shapes.
 
 from __future__ import annotations
 
-
 from .config import kernel
 
 

@@ -14,8 +14,8 @@ import sys
 import threading
 
 import indexset.workflows.bench as bench
-from indexset.errors import InputError
 from indexset.cli.common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
+from indexset.errors import InputError
 
 
 def register(sub) -> None:

@@ -7,8 +7,8 @@ import os
 import sys
 from fractions import Fraction
 
-from indexset.model.activations import parse_fraction
 from indexset.errors import InputError
+from indexset.model.activations import parse_fraction
 
 
 def emit_json(payload: dict) -> None:
@@ -65,10 +65,11 @@ def process_seconds() -> float:
         return 0.0
 
 
-def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
+def time_budget(time_limit: float | None, cluster=None) -> float | None:
     """What is left of ``--time-limit`` for the work itself (None: no limit).
 
-    ``reserve`` seconds more are kept back (closing a local Dask cluster).
+    With a ``cluster`` that may start a local Dask cluster in what is left,
+    the time its closing takes is kept back too.
 
     Raises
     ------
@@ -79,7 +80,10 @@ def time_budget(time_limit: float | None, reserve: float = 0.0) -> float | None:
         return None
     if not time_limit > 0 or time_limit == float("inf"):
         raise InputError("--time-limit", f"must be a positive number of seconds, got {time_limit}")
-    return max(0.01, time_limit - process_seconds() - EXIT_SECONDS - reserve)
+    left = time_limit - process_seconds() - EXIT_SECONDS
+    if cluster is not None:
+        left -= cluster.reserve_seconds(left)
+    return max(0.01, left)
 
 
 def add_class_option(parser) -> None:
@@ -143,7 +147,7 @@ class Progress:
         self._start = None
         self._last = 0.0
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         import time
 
         self._start = self._last = time.perf_counter()
@@ -188,7 +192,7 @@ class StopOnInterrupt:
         self.event.set()
         warn("indexset: interrupted, stopping and reporting what is known (Ctrl-C again to abort)")
 
-    def __enter__(self) -> "StopOnInterrupt":
+    def __enter__(self) -> StopOnInterrupt:
         import signal
         import threading
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.model.instance import Instance
-import indexset.theory.degenerate as degenerate
 import indexset.model.loading as loading
-import indexset.theory.explain as explain
 import indexset.model.stack as stack
+import indexset.theory.degenerate as degenerate
+import indexset.theory.explain as explain
 import indexset.theory.stacks as stacks
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import add_class_option, emit_json
+from indexset.model.instance import Instance
+from indexset.theory.nondegeneracy import find_degeneracy
 
 
 def register(sub) -> None:

@@ -19,7 +19,7 @@ COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "sc
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit status 2."""
 
-    def error(self, message: str) -> None:  # noqa: D102 - argparse hook
+    def error(self, message: str) -> None:
         raise InputError(self.prog, message)
 
 

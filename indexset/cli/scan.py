@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from indexset.classes import DEFINITIONS
-from indexset.large.scan import scan
 from indexset.cli.common import add_class_option, emit_json, parse_tolerance
+from indexset.large.scan import scan
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 from indexset.classes import DEFINITIONS
-from indexset.errors import InputError
 from indexset.cli.common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
+from indexset.errors import InputError
 from indexset.exact.witness_files import write_block_witness, write_stack_witness
 from indexset.model.instance import Instance
 from indexset.model.loading import load_any
@@ -57,7 +57,7 @@ def run(args) -> int:
     engines = _engines(args.engines)
     stop = threading.Event()
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
-        time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
+        time_limit = time_budget(args.time_limit, cluster)
         result = solve(instance, target_class=args.target_class, time_limit=time_limit, find_all=args.all or args.count, tol=tol,
                        seed=args.seed, engines=engines, stop=stop, progress=progress, cluster=cluster)
     payload = result.to_json()

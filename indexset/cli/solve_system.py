@@ -13,11 +13,10 @@ import os
 import threading
 import time
 
-from indexset.errors import InputError
+from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
 from indexset.result import Result
 from indexset.search.decide import decide_system
 from indexset.search.systemfile import load_system
-from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
@@ -47,7 +46,7 @@ def run(args) -> int:
     # Alone on the machine the enumeration may use every core.
     options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
     with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
-        time_limit = time_budget(args.time_limit, cluster.reserve_seconds(args.time_limit))
+        time_limit = time_budget(args.time_limit, cluster)
         result = decide_system(system, find_all=find_all, time_limit=time_limit, stop=stop, engines=engines, progress=progress,
                                cluster=cluster, engine_options=options)
     elapsed = time.perf_counter() - start

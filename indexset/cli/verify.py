@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
-from indexset.model.instance import Instance
+from indexset.cli.common import emit_json, parse_index_set, parse_tolerance
 from indexset.exact.verify import approximate, verify
 from indexset.exact.witness_files import write_witness
-from indexset.cli.common import emit_json, parse_index_set, parse_tolerance
+from indexset.model.instance import Instance
 
 
 def register(sub) -> None:

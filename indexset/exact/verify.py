@@ -8,15 +8,15 @@ Checkers stay apart from solvers: every solver hit passes through
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable
 
 import flint
 import numpy as np
 
-from indexset.model.activations import ODD_LINEAR
 from indexset.errors import InputError
+from indexset.model.activations import ODD_LINEAR
 from indexset.model.instance import Instance
 from indexset.rational import as_fraction, fmpz_matrix, fmpz_to_object, max_abs
 

@@ -7,18 +7,16 @@ equals ``f`` everywhere (``D_S`` flips the signs of the rows in S).
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable
 
-import flint
 import numpy as np
 
+from indexset.exact.verify import check_index_set, require_odd_linear
 from indexset.model.forward import blocks, forward_exact, forward_float, random_points
 from indexset.model.instance import Instance, exact_value
-from indexset.exact.verify import check_index_set, require_odd_linear
 
 FLOAT_TOLERANCE = 1e-9
 """Relative tolerance of the float64 forward check (times the output scale)."""

@@ -103,15 +103,15 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from indexset.model.activations import ODD_LINEAR
 from indexset.classes import AFFINE, BIAS_FREE, phrase
-from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
-from indexset.theory.nondegeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
 from indexset.errors import InputError
-from indexset.model.instance import Instance
-from indexset.rational import as_fraction, integer_numerators
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.exact.verify import verify
+from indexset.model.activations import ODD_LINEAR
+from indexset.model.instance import Instance
+from indexset.rational import as_fraction
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.theory.nondegeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
+from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
 
 UNIT_ROUNDOFF = 2.0**-53
 """Unit roundoff u of IEEE double precision (round to nearest)."""

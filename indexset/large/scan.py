@@ -34,21 +34,20 @@ import os
 import re
 import struct
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 from safetensors import safe_open
 
 import indexset.model.activations as activations
-
 import indexset.theory.affine as affine
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.large.gram import gram_decide
-from indexset.theory.theorems import theorem_verdict
 from indexset.model.instance import Instance
+from indexset.theory.theorems import theorem_verdict
 
 POST_LN = "post-LN"
 PRE_LN = "pre-LN"
@@ -141,11 +140,11 @@ class Checkpoint:
         self._handles: dict[str, object] = {}
         self.where: dict[str, str] = {}
 
-    def __enter__(self) -> "Checkpoint":
+    def __enter__(self) -> Checkpoint:
         for file in self.files:
             handle = self._open(file)
             self._handles[file] = handle
-            for name in handle.keys():
+            for name in handle.keys():  # noqa: SIM118 - safe_open handles are not iterable
                 self.where.setdefault(name, file)
         if not self.where:
             raise InputError(self.path, "the safetensors file holds no tensors")

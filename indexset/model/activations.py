@@ -11,9 +11,9 @@ theorem (its verdict is always "unknown").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
 
 import flint
 import numpy as np

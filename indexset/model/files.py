@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable, BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO
 
 from indexset.errors import InputError
 

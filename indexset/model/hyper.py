@@ -47,17 +47,12 @@ from __future__ import annotations
 
 import json
 import math
-import time
-from fractions import Fraction
 
 import numpy as np
 
-from indexset.model.activations import ODD_LINEAR
-from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.model.instance import Instance, _denominator, _scalar_string, read_npz
 from indexset.rational import fmpz_matrix, integer_numerators
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 HC_KEYS = ("H_res", "H_pre", "H_post")
 """Keys that make a file a hyper-connection file."""

@@ -228,7 +228,7 @@ class Instance:
 
     # -------------------------------------------------------------- file I/O
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Instance":
+    def load(cls, path: str | os.PathLike) -> Instance:
         """Read and validate an instance file.
 
         Raises
@@ -274,7 +274,7 @@ class Instance:
         """Write the instance to ``path`` atomically (no half-written file)."""
         write_npz(path, self.to_arrays())
 
-    def with_source(self, source: str) -> "Instance":
+    def with_source(self, source: str) -> Instance:
         """Same instance, reporting errors against another source name."""
         self.source = source
         return self
@@ -310,7 +310,7 @@ def read_npz(source: str) -> dict[str, np.ndarray]:
                     raise InputError(source, f"array {key} is unreadable: {exc}") from None
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - corrupt archives raise zlib.error, NotImplementedError, ...
+    except Exception as exc:
         raise InputError(source, f"not a readable .npz archive ({type(exc).__name__})") from None
     return out
 

@@ -15,16 +15,10 @@ dispatch to the right decision and name the theorem or argument behind it.
 
 from __future__ import annotations
 
-
-import numpy as np
-
 import indexset.model.hyper as hyper
-
 import indexset.model.stack as stack
-from indexset.classes import AFFINE, BIAS_FREE
 from indexset.errors import InputError
 from indexset.model.instance import Instance, read_npz
-from indexset.result import Result
 
 
 def load_any(path) -> Instance | stack.Stack:

@@ -34,17 +34,13 @@ from __future__ import annotations
 import math
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
-from indexset.model.activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
-from indexset.classes import AFFINE, BIAS_FREE, check_class, phrase
 from indexset.errors import InputError
 from indexset.model.instance import RESIDUAL_FREE, WEIGHT_KEYS, Instance, _denominator, _scalar_string, exact_value, read_npz, write_npz
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 SUFFIX = re.compile(r"^(W_up|W_down|skip|b_up|b_down|W_gate)_(\d+)$")
 """Per-layer suffix keys, refused with an explanation."""
@@ -131,13 +127,13 @@ class Stack:
 
     # ----------------------------------------------------------- files
     @classmethod
-    def load(cls, path) -> "Stack":
+    def load(cls, path) -> Stack:
         """Read and validate a stack file (see the module doc)."""
         source = str(path)
         return cls.from_arrays(read_npz(source), source)
 
     @classmethod
-    def from_arrays(cls, arrays: dict, source: str = "<memory>") -> "Stack":
+    def from_arrays(cls, arrays: dict, source: str = "<memory>") -> Stack:
         """Build a stack from stacked arrays, refusing suffix keys and mixtures."""
         _refuse_other_layouts(arrays, source)
         L = _layers(arrays, source)

@@ -42,7 +42,6 @@ Library code: nothing here prints.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import threading
@@ -51,8 +50,8 @@ import uuid
 
 import numpy as np
 
-from indexset.search.engines import lattice as lattice_engine
 from indexset.errors import InputError
+from indexset.search.engines import lattice as lattice_engine
 from indexset.search.system import System
 
 PARTS = 256
@@ -279,7 +278,7 @@ class Cluster:
         if not self._given:
             self._client = None
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -15,8 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from indexset.model.instance import Instance
 from indexset.exact.verify import require_odd_linear
+from indexset.model.instance import Instance
 
 
 @dataclass

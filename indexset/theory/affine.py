@@ -30,6 +30,7 @@ from indexset.theory.constructions import construct_witness
 from indexset.theory.flips import THEOREM as _THEOREM
 from indexset.theory.flips import biased, criterion_system, flip_values, violations
 
+
 def argument(instance: Instance, target_class: str) -> str:
     """The theorem or construction that decides this block against ``target_class``, without searching."""
     act = instance.act

@@ -27,8 +27,8 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.theory.flips import GATE_C, Weights, integer_direction
 from indexset.model.instance import Instance, exact_value
+from indexset.theory.flips import GATE_C, Weights, integer_direction
 
 
 def construct_witness(instance: Instance) -> tuple[dict, str] | None:
@@ -86,14 +86,14 @@ def _matrix_rank(rows: list[list[Fraction]]) -> int:
 def _gated(w: Weights, constant) -> tuple[dict, str] | None:
     spare = [i for i in range(w.n) if _gated_spare(w, i)]
     pairs = _opposite_pairs(w, spare)
-    target = [w.skip[r, l] for r in range(w.d) for l in range(w.d)]
-    generators = [[w.down[r, i] * GATE_C * w.gate[i][l] for r in range(w.d) for l in range(w.d)] for i, _, _ in pairs]
+    target = [w.skip[r, col] for r in range(w.d) for col in range(w.d)]
+    generators = [[w.down[r, i] * GATE_C * w.gate[i][col] for r in range(w.d) for col in range(w.d)] for i, _, _ in pairs]
     epsilon = _solve(generators, target)
     residual = None
     if epsilon is None:
         epsilon = _least_squares(generators, target)
         left = [t - sum(e * g[k] for e, g in zip(epsilon, generators)) for k, t in enumerate(target)]
-        residual = [[left[r * w.d + l] for l in range(w.d)] for r in range(w.d)]
+        residual = [[left[r * w.d + col] for col in range(w.d)] for r in range(w.d)]
         if 2 * _matrix_rank(residual) > len(spare):
             return None
     values = {"W_up": w.up.copy(), "b_up": w.bias.copy(), "W_down": w.down.copy(), "b_down": constant.copy(), "W_gate": w.gate.copy()}
@@ -183,7 +183,7 @@ def _homogeneous(w: Weights, constant) -> tuple[dict, str] | None:
     if len(directions) < w.d:
         return None
     U = flint.fmpq_mat([[_q(v) for v in row] for row in directions])
-    A = flint.fmpq_mat([[_q(w.skip[r, l]) for l in range(w.d)] for r in range(w.d)])
+    A = flint.fmpq_mat([[_q(w.skip[r, col]) for col in range(w.d)] for r in range(w.d)])
     Q = A * U.inv()  # A = Q·U: column j of Q goes with direction j
     q = [np.array([_fr(Q[r, j]) for r in range(w.d)], dtype=object) for j in range(w.d)]
     units, offset = _relu2_units(classes, chosen, fresh, q)

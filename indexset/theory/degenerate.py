@@ -94,7 +94,7 @@ class Form:
     symbolic: dict
     free: list = field(default_factory=list)
 
-    def same_as(self, other: "Form") -> bool:
+    def same_as(self, other: Form) -> bool:
         """Exact equality: same classes, columns, linear part and constants."""
         return (
             self.even == other.even
@@ -405,8 +405,8 @@ def _zero_system(base, terms, search: _Search):
 
 def _solve_01(M: np.ndarray, t: np.ndarray, search: _Search):
     """One 0/1 solution of M z = t (exact), False when none exists, None if undecided."""
-    from indexset.search.decide import decide_system
     from indexset.result import FEASIBLE, INFEASIBLE
+    from indexset.search.decide import decide_system
     from indexset.search.system import System
 
     result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=search.remaining(), stop=search.stop)

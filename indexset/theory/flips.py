@@ -100,30 +100,30 @@ def criterion_system(instance: Instance) -> System:
     rows, rhs, labels = [], [], []
     for r in range(w.d):
         for k in range(w.d):
-            for l in range(k, w.d):
-                rows.append([w.down[r, i] * _quadratic(w, i, k, l) for i in range(w.n)])
+            for col in range(k, w.d):
+                rows.append([w.down[r, i] * _quadratic(w, i, k, col) for i in range(w.n)])
                 rhs.append(Fraction(0))
-                labels.append(("quadratic", r, k, l))
+                labels.append(("quadratic", r, k, col))
     for r in range(w.d):
-        for l in range(w.d):
-            rows.append([w.down[r, i] * _linear(w, i, l) for i in range(w.n)])
-            rhs.append(-w.skip[r, l])
-            labels.append(("linear", r, l))
+        for col in range(w.d):
+            rows.append([w.down[r, i] * _linear(w, i, col) for i in range(w.n)])
+            rhs.append(-w.skip[r, col])
+            labels.append(("linear", r, col))
     return _integer_system(rows, rhs, labels, w.n)
 
 
-def _quadratic(w: Weights, i: int, k: int, l: int) -> Fraction:
+def _quadratic(w: Weights, i: int, k: int, col: int) -> Fraction:
     if w.gated:
         u, v = w.gate[i], w.up[i]
-        return u[k] * v[l] + u[l] * v[k] if k != l else u[k] * v[k]
+        return u[k] * v[col] + u[col] * v[k] if k != col else u[k] * v[k]
     u = w.up[i]
-    return u[k] * u[l] if k == l else 2 * u[k] * u[l]
+    return u[k] * u[col] if k == col else 2 * u[k] * u[col]
 
 
-def _linear(w: Weights, i: int, l: int) -> Fraction:
+def _linear(w: Weights, i: int, col: int) -> Fraction:
     if w.gated:
-        return GATE_C * w.bias[i] * w.gate[i][l]
-    return 2 * w.bias[i] * w.up[i][l]
+        return GATE_C * w.bias[i] * w.gate[i][col]
+    return 2 * w.bias[i] * w.up[i][col]
 
 
 def _integer_system(rows, rhs, labels, n) -> System:

@@ -15,11 +15,11 @@ import time
 import flint
 import numpy as np
 
-from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.classes import AFFINE, BIAS_FREE, phrase
-from indexset.text import ranges
+from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.model.instance import Instance
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.text import ranges
 
 
 def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit: float | None = None, stop=None, seed: int = 0, start: float | None = None) -> Result:
@@ -105,7 +105,7 @@ def linear_verdict(instance: Instance, start: float | None = None) -> Result:
     d = linear.nrows()
     R = flint.fmpq_mat([[echelon[r, j] for j in range(d)] for r in rows]) if rows else flint.fmpq_mat(0, d)
     C = flint.fmpq_mat([[linear[i, j] for j in pivots] for i in range(d)]) if rows else flint.fmpq_mat(d, 0)
-    if C * R != linear:
+    if linear != C * R:
         raise ArithmeticError("rank factorisation failed its exact check")  # never expected
     reason = f"σ(z) = z is linear and rank(A + W_down·W_up) = {rank} ≤ n = {instance.n}: L = C·R exactly (checked), so V_up = R, V_down = C padded with zero units (extension beyond the paper)"
     return Result(ABSORBABLE, reason, verified=True, stages=stages, engine="theorem", complete=True, extension=True, time_s=elapsed, certificate={"kind": "linear_rank", "rank": rank, "V_down": _strings(C), "V_up": _strings(R)})

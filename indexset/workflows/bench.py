@@ -39,12 +39,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 import indexset.workflows.construct as construct
-from indexset.search.engines import brute, cpsat
 from indexset.errors import InputError
-from indexset.model.files import atomic_write
-from indexset.solver import solve
-from indexset.search.system import build_system
 from indexset.exact.verify import verify
+from indexset.model.files import atomic_write
+from indexset.search.engines import brute, cpsat
+from indexset.search.system import build_system
+from indexset.solver import solve
 
 METHODS = ("pipeline", "cpsat-plain", "milp", "brute", "no-prune", "no-lattice")
 """Methods a sweep can run (see the module docstring)."""
@@ -710,7 +710,7 @@ def _offsets(sweep: dict) -> dict:
 
 def _draw_method(ax, runs, method, widths, limit, shifts) -> None:
     color, marker, label = _STYLE[method]
-    xs, med, lo, hi, out_x, out_y = [], [], [], [], [], []
+    xs, med, lo, hi, out_x, _out_y = [], [], [], [], [], []
     for n in widths:
         cell = [r for r in runs if r["method"] == method and r["n"] == n and r["status"] != SKIPPED]
         if not cell:

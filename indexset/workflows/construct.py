@@ -41,12 +41,12 @@ import flint
 import numpy as np
 
 import indexset.model.activations as activations
-from indexset.model.activations import HOMOGENEOUS, ODD_LINEAR
-from indexset.theory.nondegeneracy import direction, find_degeneracy
-from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
-from indexset.model.instance import Instance
 from indexset.exact.verify import verify
+from indexset.model.activations import HOMOGENEOUS, ODD_LINEAR
+from indexset.model.instance import Instance
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.theory.nondegeneracy import direction, find_degeneracy
 
 FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")  # stack: issue 6
 SKIPS = ("identity", "unimodular", "permutation", "mhc")
@@ -495,9 +495,8 @@ def stack(
     """
     import builtins  # the option ``range`` shadows the builtin here
 
-    from indexset.exact.witness import check_forward
+    from indexset.exact.witness import check_forward, witness
     from indexset.model.stack import Stack
-    from indexset.exact.witness import witness
 
     _check_int("layers", layers, 1)
     act = activations.get(activation, "--activation")

@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from indexset.model.instance import Instance, exact_value
 from indexset.exact.verify import require_odd_linear
+from indexset.model.instance import Instance, exact_value
 
 MAX_WIDTH = 22
 """Largest n the brute force accepts (2^22 subsets)."""
@@ -56,7 +56,7 @@ def _vectorised(M: np.ndarray, t: np.ndarray) -> list[list[int]]:
     for start in range(0, 1 << n, chunk):
         masks = np.arange(start, min(start + chunk, 1 << n), dtype=np.int64)
         Z = (masks[:, None] >> bits) & 1
-        hits = np.nonzero(np.all(Z @ M.T == t, axis=1))[0]
+        hits = np.nonzero(np.all(t == Z @ M.T, axis=1))[0]
         solutions.extend(np.nonzero(Z[h])[0].tolist() for h in hits)
     return solutions
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
+
 import numpy as np
 from ortools.sat.python import cp_model
 
+from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.bounds import kernel_bounds
 from indexset.search.reduce import Reduction
-from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.system import System, fit_coefficients
 
 NAME = "cpsat"

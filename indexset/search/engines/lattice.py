@@ -49,8 +49,8 @@ try:
 except (ImportError, ValueError):  # ValueError: first imported off the main thread
     BKZ = IntegerMatrix = None  # BKZ is a speed-up only; LLL alone stays correct
 
-from indexset.search.reduce import Reduction, reduce_system
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 
 NAME = "lattice"
@@ -277,7 +277,7 @@ class Lattice:
         return {"basis": self.basis, "offset": self.offset, "n": int(self.n), "symmetric": bool(self.symmetric), "exact": bool(self.exact), "arrays": dict(self.arrays)}
 
     @classmethod
-    def from_payload(cls, data: dict) -> "Lattice":
+    def from_payload(cls, data: dict) -> Lattice:
         """The lattice :meth:`payload` describes (its search data, ready to enumerate)."""
         lattice = cls(np.asarray(data["basis"], dtype=object), np.asarray(data["offset"], dtype=object), int(data["n"]), bool(data["symmetric"]))
         lattice.arrays = dict(data["arrays"])
@@ -424,7 +424,7 @@ def _fix_rigid_levels(lattice: Lattice) -> Lattice:
     rem = N - cperp2
     x = [0] * D
     for j in range(D - 1, p - 1, -1):
-        centre = tgt[j] - sum((mu[l][j] * x[l] for l in range(j + 1, D)), flint.fmpq(0))
+        centre = tgt[j] - sum((mu[k][j] * x[k] for k in range(j + 1, D)), flint.fmpq(0))
         low = int(centre.floor())
         fits = [v for v in (low, low + 1) if (v - centre) ** 2 * r[j] <= rem]
         if rem < 0 or not fits:
@@ -443,7 +443,7 @@ def _fix_rigid_levels(lattice: Lattice) -> Lattice:
 
 def _exact_gram_schmidt(basis: np.ndarray, c: list[int]):
     """Exact μ, ‖b*_j‖², target coordinates and ‖c⊥‖² from the Gram matrix (fmpq)."""
-    N, D = basis.shape
+    _N, D = basis.shape
     cols = [[int(v) for v in basis[:, j]] for j in range(D)]
     gram = [[sum(a * b for a, b in zip(cols[i], cols[j])) for j in range(D)] for i in range(D)]
     cb = [sum(a * b for a, b in zip(cols[j], c)) for j in range(D)]

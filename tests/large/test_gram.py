@@ -7,10 +7,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.errors import InputError
 from indexset.large.gram import EXTENDED, float_data, gram_applies, gram_bounds, gram_decide, lower_bound, screen_degeneracy
 from indexset.model.instance import Instance
+from indexset.theory.nondegeneracy import find_degeneracy
 
 UNIMODULAR = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1]], dtype=float)
 
@@ -29,7 +29,7 @@ def planted(seed=0, d=4, n=16, S=(1, 4, 7, 10), skip=None, c=1.0, **kwargs):
 
 def brute_distance(instance: Instance) -> float:
     """min over all 2^n subsets of ‖c·W_down[:,S]W_up[S,:] + A‖_F, in float64."""
-    n, d = instance.n, instance.d
+    n, _d = instance.n, instance.d
     c = float(instance.act.c)
     U, D, A = instance.float_array("W_up"), instance.float_array("W_down"), instance.float_array("skip")
     M = np.stack([np.outer(D[:, i], U[i]).ravel() for i in range(n)], axis=1)

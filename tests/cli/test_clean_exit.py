@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 CLI = [sys.executable, "-m", "indexset"]
 EXIT = {"absorbable": 0, "not_absorbable": 1, "unknown": 3}
 SIGNATURES = ("SIGABRT", "Traceback", "terminate called")

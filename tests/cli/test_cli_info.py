@@ -10,8 +10,8 @@ import pytest
 from safetensors.numpy import load_file
 
 from indexset.cli.main import main
-from indexset.model.instance import Instance
 from indexset.exact.witness import check_forward
+from indexset.model.instance import Instance
 
 
 def run(capsys, argv):
@@ -248,7 +248,6 @@ def test_verify_tolerance(tmp_path, capsys):
 @pytest.mark.parametrize("activation", ["relu", "gelu", "leaky_relu:1"])
 def test_verify_witness_written_and_loadable(tmp_path, capsys, activation):
     # leaky_relu:1 has c = 2, so W_down[:,S] must be −U⁻¹/2: use denominator 2
-    extra = {}
     if activation == "leaky_relu:1":
         W_up = np.array([[1, 2], U[0], [3, -1], U[1], [0, 1]]) * 2
         W_down = np.array([[5, -U_INV[0, 0], -2, -U_INV[0, 1], 1], [1, -U_INV[1, 0], 7, -U_INV[1, 1], 0]])
@@ -293,7 +292,7 @@ def test_verify_witness_safetensors(tmp_path, capsys):
 def test_verify_no_witness_when_set_fails(tmp_path, capsys):
     path = planted_file(tmp_path)
     out = tmp_path / "w.npz"
-    code, text, _ = run(capsys, ["verify", path, "--index-set", "1,3,4", "--witness", out])
+    code, _text, _ = run(capsys, ["verify", path, "--index-set", "1,3,4", "--witness", out])
     assert code == 1 and not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.npz"]
 
@@ -306,7 +305,7 @@ def test_verify_witness_for_float_checkpoint_with_biases(tmp_path, capsys):
     W_down = np.hstack([-U_INV / 0.25, rng.normal(size=(2, 2))])
     path = save(tmp_path, "fc", W_up=W_up, W_down=W_down, b_up=rng.normal(size=4), b_down=rng.normal(size=2))
     out = tmp_path / "w.npz"
-    code, text, err = run(capsys, ["verify", path, "--index-set", "0,1", "--witness", out, "--json"])
+    code, text, _err = run(capsys, ["verify", path, "--index-set", "0,1", "--witness", out, "--json"])
     payload = json.loads(text)
     assert code == 0, payload
     assert payload["witness"]["forward_check"]["ok"] is True

@@ -22,8 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.exact.verify import verify
+from indexset.theory.nondegeneracy import find_degeneracy
 
 
 # ------------------------------------------------------------ exact values
@@ -254,8 +254,7 @@ def check_section_7(instance, result, reference, nondegenerate):
     labelled an extension, and a positive carries a witness block of the
     same width that must pass the forward check (exact for ReLU).
     """
-    from indexset.exact.witness import result_witness
-    from indexset.exact.witness import check_forward
+    from indexset.exact.witness import check_forward, result_witness
 
     assert not reference and not nondegenerate, "§7 verdict where (★) decides"
     assert result.extension is True and "MATH.md §7" in result.reason
@@ -302,6 +301,7 @@ def flip_sets_by_forward(instance, points=48, seed=5):
 
 def _hidden(instance, gate_pre, value_pre):
     import math as _math
+
     from scipy.special import erf, expit
 
     gates = {"swiglu": lambda z: z * expit(z), "geglu": lambda z: 0.5 * z * (1 + erf(z / _math.sqrt(2))),
@@ -328,8 +328,8 @@ def check_affine_class(instance, result):
     apply, and then no flip equals f by brute force; unknown: only on
     degenerate weights.
     """
-    from indexset.theory.flips import violations
     from indexset.exact.witness import result_witness
+    from indexset.theory.flips import violations
 
     assert result.target_class == "affine"
     nondegenerate = not violations(instance)

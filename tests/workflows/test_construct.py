@@ -15,14 +15,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from indexset.workflows import construct
-from indexset.model.activations import HOMOGENEOUS
 from indexset.cli.main import main
-from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
-from indexset.model.instance import Instance, exact_value
 from indexset.exact.verify import verify
+from indexset.model.activations import HOMOGENEOUS
+from indexset.model.instance import Instance, exact_value
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.workflows import construct
 
 SEEDS = range(12)
 
@@ -284,7 +284,7 @@ def _manifest_rows():
     import re
     from pathlib import Path
 
-    folder = Path(__file__).resolve().parent.parent / "instances"
+    folder = Path(__file__).resolve().parents[2] / "instances"
     rows = [line for line in (folder / "MANIFEST.md").read_text().splitlines() if line.startswith("| `")]
     for line in rows:
         name = re.search(r"\| `([^`]+)`", line).group(1)

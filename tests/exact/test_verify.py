@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from indexset.errors import InputError
-from indexset.model.instance import Instance
 from indexset.exact.verify import verify
+from indexset.model.instance import Instance
 
 # ------------------------------------------------------------------ reference
 
@@ -323,7 +323,7 @@ def planted_raw(rng, d, n, activation="relu", skip="identity", kind="int"):
 )
 def test_planted_sets_hold(activation, skip, kind):
     rng = np.random.default_rng(zlib.crc32(f"{activation}|{skip}|{kind}".encode()))
-    for trial in range(25):
+    for _ in range(25):
         d = int(rng.integers(1, 4))
         n = d + int(rng.integers(0, 5))
         raw, S = planted_raw(rng, d, n, activation, skip, kind)
@@ -386,10 +386,10 @@ def test_index_errors():
 def test_non_odd_linear_and_residual_free_refused():
     for act, gate in (("relu2", None), ("swiglu", np.eye(2)), ("glu", np.eye(2)), ("leaky_relu:-1", None)):
         inst = Instance(np.eye(2), -np.eye(2), activation=act, W_gate=gate, source="g.npz")
-        with pytest.raises(InputError, match="g.npz"):
+        with pytest.raises(InputError, match=r"g\.npz"):
             verify(inst, [0, 1])
     free = Instance(np.eye(2), -np.eye(2), residual_free=True, source="w.npz")
-    with pytest.raises(InputError, match="w.npz"):
+    with pytest.raises(InputError, match=r"w\.npz"):
         verify(free, [0, 1])
 
 

@@ -405,7 +405,7 @@ def test_index_out_of_range(tmp_path, capsys, index_set, problem):
 def test_bad_options(tmp_path, capsys, argv_tail, source):
     path = write(tmp_path / "ok.npz", **good_arrays())
     witness = tmp_path / "w.npz"
-    code, out, err = _run(capsys, ["verify", path, "--witness", str(witness)] + argv_tail)
+    code, _out, err = _run(capsys, ["verify", path, "--witness", str(witness)] + argv_tail)
     assert code == 2
     assert len(err.splitlines()) == 1 and source in err and "Traceback" not in err
     assert not witness.exists()
@@ -430,7 +430,7 @@ def test_witness_target_is_a_folder(tmp_path, capsys, fmt):
         out = tmp_path / "w.npz"
         bad = tmp_path / "w.safetensors"
         bad.mkdir()
-    code, text, err = _run(capsys, ["verify", path, "--index-set", "0,1", "--witness", str(out), "--format", fmt])
+    code, _text, err = _run(capsys, ["verify", path, "--index-set", "0,1", "--witness", str(out), "--format", fmt])
     assert code == 2 and len(err.splitlines()) == 1 and str(bad) in err and "Traceback" not in err
     # nothing written: not the .npz half of the pair, no temporary file
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ok.npz", bad.name])

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from indexset.workflows import bench, construct
 from indexset.cli.main import main
-from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.exact.verify import verify
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.workflows import bench, construct
 
 METHODS = ["pipeline", "cpsat-plain", "milp", "brute"]
 WIDTHS = [6, 8, 10]

@@ -9,29 +9,27 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from fractions import Fraction
 
 import flint
 import numpy as np
 import pytest
 
-from indexset.workflows import construct
 from indexset.cli.main import main
-from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.exact.witness import result_witness
-from indexset.theory.degenerate import decide_degenerate
-from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.errors import InputError
+from indexset.exact.witness import check_forward, result_witness, witness_stack
+from indexset.exact.witness import check_forward as check_stack_forward
+from indexset.model.forward import forward_float
 from indexset.model.hyper import effective_instance
-from indexset.theory.rank import rank_argument
 from indexset.model.instance import Instance
 from indexset.model.loading import load_any
-from indexset.solver import solve
-from indexset.exact.witness import check_forward as check_stack_forward, witness_stack
 from indexset.model.stack import Stack
-from indexset.exact.witness import check_forward
-from indexset.model.forward import forward_float
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.solver import solve
+from indexset.theory.degenerate import decide_degenerate
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.theory.rank import rank_argument
+from indexset.workflows import construct
 
 
 def run(capsys, argv):

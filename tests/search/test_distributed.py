@@ -21,14 +21,14 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from indexset.workflows import bench, construct  # noqa: E402
 from indexset.cli.main import main  # noqa: E402
 from indexset.search.distributed import Cluster  # noqa: E402
 from indexset.search.engines import lattice  # noqa: E402
 from indexset.search.engines.brute import absorbing_sets_brute, solve_system_brute  # noqa: E402
 from indexset.search.reduce import reduce_system  # noqa: E402
+from indexset.search.system import System, plain_system  # noqa: E402
 from indexset.solver import solve  # noqa: E402
-from indexset.search.system import System, build_system, plain_system  # noqa: E402
+from indexset.workflows import bench, construct  # noqa: E402
 
 
 @pytest.fixture(scope="module")

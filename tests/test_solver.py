@@ -3,7 +3,7 @@
 Every answer is checked against a reference that shares no code with the
 solver pipeline: the brute force over all 2^n subsets
 (:func:`indexset.search.engines.brute.absorbing_sets_brute`), the meet-in-the-middle
-and Fraction references of ``solve_reference.py``, and the exact verifier.
+and Fraction references of ``reference.py``, and the exact verifier.
 Never against numbers copied from an earlier run. Every RNG is seeded.
 """
 
@@ -16,20 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from indexset.workflows import construct
-from indexset import solve
-from indexset.cli.main import main
-from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.search.engines.brute import absorbing_sets_brute
-from indexset.model.instance import Instance
-from indexset.exact.verify import verify
-from indexset.exact.witness import check_forward
-from indexset.model.forward import forward_float
-
-from solve_reference import (
-    check_affine_class,
+from reference import (
     brute_within,
+    check_affine_class,
     check_certificate,
     check_result,
     fractions,
@@ -37,7 +26,17 @@ from solve_reference import (
     rank,
 )
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+from indexset import solve
+from indexset.cli.main import main
+from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward
+from indexset.model.forward import forward_float
+from indexset.model.instance import Instance
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.workflows import construct
+
+INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 ACTIVATIONS = ["relu", "gelu", "leaky_relu:1/2", "silu"]
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from reference import rank  # Gaussian elimination over Fractions, independent of flint
 
 from indexset import Instance, solve, verify
-
-from solve_reference import rank  # Gaussian elimination over Fractions, independent of flint
 
 
 def test_linear_activation_is_a_rank_condition():

@@ -1,7 +1,7 @@
 """``indexset solve FILE``: JSON keys, exit codes, --all/--count, --witness, bad input.
 
 Answers are checked against the brute force over all 2^n subsets, the
-meet-in-the-middle reference (``solve_reference.py``) and the exact
+meet-in-the-middle reference (``reference.py``) and the exact
 verifier, never against numbers from an earlier run.
 """
 
@@ -14,18 +14,17 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from reference import brute_within, check_affine_class, check_result, fractions, mitm_solutions
 from safetensors.numpy import load_file
 
-from indexset.workflows import construct
 from indexset.cli.main import main
-from indexset.search.engines.brute import absorbing_sets_brute
-from indexset.model.instance import Instance
 from indexset.exact.verify import verify
 from indexset.exact.witness import check_forward
+from indexset.model.instance import Instance
+from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.workflows import construct
 
-from solve_reference import check_affine_class, brute_within, check_result, fractions, mitm_solutions
-
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 REQUIRED = {"status", "reason", "index_set", "verified", "count", "solutions", "time_s", "stages"}
 EXIT = {"absorbable": 0, "not_absorbable": 1, "unknown": 3}
 
@@ -48,7 +47,7 @@ def solve_json(capsys, path, *options):
 
 def check_payload(payload):
     """The keys of issue 3 with their types (extras allowed)."""
-    assert REQUIRED <= set(payload), sorted(REQUIRED - set(payload))
+    assert set(payload) >= REQUIRED, sorted(REQUIRED - set(payload))
     assert payload["status"] in EXIT
     assert isinstance(payload["reason"], str) and payload["reason"]
     assert payload["index_set"] is None or all(isinstance(i, int) for i in payload["index_set"])
@@ -188,7 +187,7 @@ def test_no_witness_when_not_absorbable_or_unknown(tmp_path, capsys):
     ]:
         path = save(instance, tmp_path, f"{name}.npz")
         out = tmp_path / f"{name}-witness.npz"
-        code, payload = solve_json(capsys, path, "--witness", out)
+        code, _payload = solve_json(capsys, path, "--witness", out)
         assert code == expected
         assert not out.exists()
         assert not (tmp_path / f"{name}-witness.safetensors").exists()
@@ -224,7 +223,7 @@ def test_tiny_time_limit_is_unknown_or_right(tmp_path, capsys):
         instance = construct.hard(d=2, n=40, seed=6, plant=plant)
         reference = mitm_solutions(instance)
         path = save(instance, tmp_path, f"hard-{plant}.npz")
-        code, payload = solve_json(capsys, path, "--time-limit", "0.001")
+        _code, payload = solve_json(capsys, path, "--time-limit", "0.001")
         check_result(instance, as_result(payload), reference, find_all=False, complete=False)
 
 

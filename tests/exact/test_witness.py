@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from indexset.model.instance import Instance, exact_value
 from indexset.exact.verify import verify
-from indexset.exact.witness_files import save_safetensors
 from indexset.exact.witness import (
     FLOAT_TOLERANCE,
     check_forward,
@@ -20,6 +18,8 @@ from indexset.exact.witness import (
     witness,
     witness_values,
 )
+from indexset.exact.witness_files import save_safetensors
+from indexset.model.instance import Instance, exact_value
 
 DECIMALS = np.array([0.1, 0.2, 0.3, -0.7, 1.1, -3.3, 0.5, 0.25, -1.0, 0.0])
 

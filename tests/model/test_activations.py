@@ -7,9 +7,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from indexset.errors import InputError
 from indexset.model import activations
 from indexset.model.activations import GATED, HOMOGENEOUS, ODD_LINEAR, UNCOVERED
-from indexset.errors import InputError
 
 # name -> (expected c, expected extension flag, exact rational forward?)
 ODD = {
@@ -81,7 +81,7 @@ def test_relu_and_leaky_forward_values():
 
 def test_known_forward_values():
     z = np.array([-1.0, 0.0, 1.0, 2.0])
-    from math import erf, exp, log, sqrt, tanh, pi
+    from math import erf, exp, log, pi, sqrt, tanh
 
     gelu = [v * 0.5 * (1 + erf(v / sqrt(2))) for v in z]
     gelu_tanh = [0.5 * v * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 * v**3))) for v in z]

@@ -14,19 +14,17 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import check_affine_class, flip_sets_by_forward
 
-from indexset.workflows import construct
 from indexset import solve
-from indexset.theory.flips import violations
 from indexset.cli.main import main
-from indexset.exact.witness import result_witness
+from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward, result_witness
+from indexset.model.forward import forward_exact
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.exact.verify import verify
-from indexset.exact.witness import check_forward
-from indexset.model.forward import forward_exact
-
-from solve_reference import check_affine_class, flip_sets_by_forward
+from indexset.theory.flips import violations
+from indexset.workflows import construct
 
 GATED = ("swiglu", "geglu", "reglu")
 

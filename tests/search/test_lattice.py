@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from indexset.cli.main import main
+from indexset.errors import InputError
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.engines.lattice import search
-from indexset.errors import InputError
 from indexset.search.reduce import reduce_system
 from indexset.search.system import System, plain_system
 from indexset.search.systemfile import load_system

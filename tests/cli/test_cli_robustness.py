@@ -11,19 +11,18 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from indexset.workflows import construct
 from indexset import solve
 from indexset.cli.main import main
-from indexset.search.distributed import Cluster
 from indexset.model.instance import Instance
+from indexset.search.distributed import Cluster
+from indexset.workflows import construct
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 CLI = [shutil.which("indexset") or "indexset"]
 
 
