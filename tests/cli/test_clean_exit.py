@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # dozens of CLI processes, two at a time
+
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
 CLI = [sys.executable, "-m", "indexset"]
 EXIT = {"absorbable": 0, "not_absorbable": 1, "unknown": 3}

@@ -31,6 +31,7 @@ def _run(*argv, **options):
 
 
 # ------------------------------------------------------------ closed pipes
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ("info", INSTANCES / "planted_d2_n12.npz"),
     ("info", INSTANCES / "planted_d2_n12.npz", "--json"),
@@ -51,6 +52,7 @@ def test_output_into_a_closed_pipe_ends_quietly(argv, tmp_path):
     assert process.returncode in (0, 1, 3), process.stderr
 
 
+@pytest.mark.slow
 def test_closed_pipe_keeps_the_exit_status_of_the_answer():
     reader, writer = os.pipe()
     os.close(reader)
@@ -83,6 +85,7 @@ def test_written_files_get_the_mode_of_the_umask(tmp_path, mask, capsys):
 
 
 # ----------------------------------------------------- out-of-range options
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ("construct", "planted", "--range", "99999999999999999999", "-o", "x.npz"),
     ("construct", "planted", "--denominator", "99999999999999999999999", "-o", "x.npz"),

@@ -30,6 +30,8 @@ from indexset.search.system import System, plain_system  # noqa: E402
 from indexset.solver import solve  # noqa: E402
 from indexset.workflows import bench, construct  # noqa: E402
 
+pytestmark = pytest.mark.slow  # local Dask clusters: seconds each
+
 
 @pytest.fixture(scope="module")
 def dask_client(request):

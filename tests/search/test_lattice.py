@@ -176,6 +176,7 @@ def star_system_from(up, down, t_scale):
     return System(M, t, None, [])
 
 
+@pytest.mark.slow
 def test_threads_share_the_tree():
     rng = np.random.default_rng(4)
     for trial in range(12):
@@ -190,6 +191,7 @@ def test_threads_share_the_tree():
             assert first.index_set in one.solutions and not first.complete
 
 
+@pytest.mark.slow
 def test_time_limit_stop_and_progress():
     rng = np.random.default_rng(0)
     system = star_system(rng, 2, 76, 1000)
