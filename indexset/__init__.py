@@ -2,23 +2,67 @@
 
 Main entry points::
 
-    from indexset import Instance, verify, witness, solve
+    from indexset import Instance, solve, verify, witness
     inst = Instance.load("instances/planted_d2_n12.npz")
-    result = solve(inst)          # Result: status, index_set, reason, ...
+    result = solve(inst)          # Result: status, class, index_set, reason, ...
+
+Imports are lazy: ``import indexset`` loads neither numpy-heavy solvers nor
+OR-Tools, so the command line starts fast.
 """
 
-from indexset.errors import InputError
-from indexset.exact.verify import Verification, verify
-from indexset.exact.witness import check_forward, witness
-from indexset.model.instance import Instance
-from indexset.result import Result
+from __future__ import annotations
 
-__all__ = ["InputError", "Instance", "Result", "Verification", "check_forward", "solve", "verify", "witness"]
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+from pathlib import Path
+
 __version__ = "0.1.0"
 
+_EXPORTS = {  # public name: (module, attribute; None for the module itself)
+    "InputError": ("indexset.errors", "InputError"),
+    "Result": ("indexset.result", "Result"),
+    "Instance": ("indexset.model.instance", "Instance"),
+    "Stack": ("indexset.model.stack", "Stack"),
+    "load": ("indexset.model.loading", "load_any"),
+    "Verification": ("indexset.exact.verify", "Verification"),
+    "verify": ("indexset.exact.verify", "verify"),
+    "witness": ("indexset.exact.witness", "witness"),
+    "check_forward": ("indexset.exact.witness", "check_forward"),
+    "solve": ("indexset.solver", "solve"),
+    "construct": ("indexset.workflows.construct", None),
+}
+__all__ = sorted(_EXPORTS)
 
-def solve(instance, **options):
-    """Decide whether ``instance`` absorbs its skip; see :func:`indexset.solver.solve`."""
-    from indexset.solver import solve as _solve
 
-    return _solve(instance, **options)
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'indexset' has no attribute {name!r}")
+    module_name, attribute = _EXPORTS[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+class _CheckoutKernels(importlib.abc.MetaPathFinder):
+    """Finds ``indexset.native`` in the top-level ``native/`` folder of a source checkout.
+
+    An installation puts the Numba kernels at ``indexset/native``; run from
+    the repository root (``python -m pytest``), the package is the source
+    folder, where they sit beside it instead.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "indexset.native":
+            return None
+        return importlib.util.spec_from_file_location(name, self.folder / "__init__.py", submodule_search_locations=[str(self.folder)])
+
+
+_here = Path(__file__).resolve().parent
+if not (_here / "native").is_dir() and (_here.parent / "native" / "__init__.py").is_file():
+    sys.meta_path.append(_CheckoutKernels(_here.parent / "native"))

@@ -46,3 +46,11 @@ def test_kernels_import_nothing_of_indexset():
 def test_ruff_is_clean():
     process = subprocess.run([sys.executable, "-m", "ruff", "check", "indexset", "native", "tests", "benchmarks"], cwd=REPOSITORY, capture_output=True, text=True)
     assert process.returncode == 0, process.stdout[-3000:]
+
+
+def test_the_source_tree_imports_from_the_repository_root():
+    """``python -m pytest`` from the root imports the source folder, whose kernels sit in native/ beside it."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import indexset, indexset.native.enumerate as kernels; "
+            "assert indexset.__file__.startswith(sys.argv[1]), indexset.__file__; print(kernels.__name__)")
+    process = subprocess.run([sys.executable, "-c", code, str(REPOSITORY)], capture_output=True, text=True, cwd=REPOSITORY)
+    assert process.returncode == 0 and process.stdout.strip() == "indexset.native.enumerate", process.stderr

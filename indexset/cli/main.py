@@ -50,14 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     """
     stdout = sys.stdout
     sys.stdout = _PipeSafe(stdout)
+    parser = build_parser()
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = parser.parse_args(argv)
         except SystemExit as exc:  # --help and --version end argparse with SystemExit(0)
             return int(exc.code or 0)
         return int(args.run(args))
     except InputError as exc:
-        print(f"indexset: error: {exc}", file=sys.stderr)
+        print(f"indexset: error: {_as_flag(exc, parser)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("indexset: interrupted", file=sys.stderr)
@@ -65,6 +66,26 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.stdout.flush()
         sys.stdout = stdout
+
+
+def _as_flag(error: InputError, parser: argparse.ArgumentParser) -> str:
+    """The error's one line, a library parameter named by its command-line flag (``target_class`` → ``--class``)."""
+    flags = _flags(parser)
+    if error.source in flags:
+        return f"{flags[error.source]}: {error.problem}"
+    return str(error)
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict:
+    """Every option's destination → its long flag, over all subcommands."""
+    flags = {}
+    for action in parser._actions:  # argparse keeps no public list of its actions
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                flags.update(_flags(child))
+        elif action.option_strings:
+            flags.setdefault(action.dest, max(action.option_strings, key=len))
+    return flags
 
 
 class _PipeSafe:

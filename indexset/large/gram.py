@@ -645,7 +645,7 @@ def gram_decide(instance: Instance, tol=None, *, exact_upper: bool | None = None
         raise InputError(instance.source, "the block is residual-free: there is no skip to absorb")
     tau = None if tol is None else as_fraction(tol)
     if tau is not None and tau < 0:
-        raise InputError("--tol", "tolerance must be ≥ 0")
+        raise InputError("tol", "tolerance must be ≥ 0")
     if instance.act.kind != ODD_LINEAR:
         return theorem_result(instance, target_class, start=start)
     stages = {"path": "gram", "class": target_class, "classify": instance.act.kind, "activation": instance.activation, "c": str(instance.act.c), "n": instance.n, "d": instance.d}

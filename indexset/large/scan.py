@@ -307,11 +307,11 @@ def resolve_activation(layout: Layout, config: dict, override: str | None, sourc
     """
     gated = layout.gate is not None
     if override is not None:
-        act = activations.get(override, "--activation")
+        act = activations.get(override, "activation")
         name = act.name
         if gated and not act.gated:
             if name not in GATED_BY_UNGATED:
-                raise InputError("--activation", f"{name} has no gated form for the {layout.name} layout")
+                raise InputError("activation", f"{name} has no gated form for the {layout.name} layout")
             name = GATED_BY_UNGATED[name]
         return name, "--activation"
     for key in ("hidden_act", "activation_function", "hidden_activation"):

@@ -114,30 +114,30 @@ class Sweep:
     def validate(self) -> None:
         """Raise :class:`InputError` for options no sweep can run."""
         if self.family not in FAMILIES:
-            raise InputError("--family", f"unknown family {self.family!r}; choose from {', '.join(FAMILIES)}")
+            raise InputError("family", f"unknown family {self.family!r}; choose from {', '.join(FAMILIES)}")
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown or not self.methods:
-            raise InputError("--methods", f"unknown method {unknown[0] if unknown else '(none)'!r}; choose from {', '.join(METHODS)}")
+            raise InputError("methods", f"unknown method {unknown[0] if unknown else '(none)'!r}; choose from {', '.join(METHODS)}")
         if len(set(self.methods)) != len(self.methods):
-            raise InputError("--methods", "a method is listed twice")
+            raise InputError("methods", "a method is listed twice")
         if not isinstance(self.d, int) or self.d < 2:
-            raise InputError("--d", f"d must be an integer ≥ 2, got {self.d!r}")
+            raise InputError("d", f"d must be an integer ≥ 2, got {self.d!r}")
         _check_widths(self.widths, self.d)
         if not self.seeds or any(s < 0 for s in self.seeds):
-            raise InputError("--seeds", "need at least one nonnegative seed")
+            raise InputError("seeds", "need at least one nonnegative seed")
         if not (self.time_limit > 0 and math.isfinite(self.time_limit)):
-            raise InputError("--time-limit", f"must be a positive number of seconds, got {self.time_limit}")
+            raise InputError("time_limit", f"must be a positive number of seconds, got {self.time_limit}")
         self._validate_family_options()
 
     def _validate_family_options(self) -> None:
         if self.family == "hard" and self.range is not None:
-            raise InputError("--range", "family hard derives the range from --density; leave --range out")
+            raise InputError("range", "family hard derives the range from --density; leave --range out")
         if self.family != "hard" and self.density is not None:
-            raise InputError("--density", "only family hard takes a density")
+            raise InputError("density", "only family hard takes a density")
         if self.family != "hard" and not self.plant:
-            raise InputError("--unplanted", "only family hard takes --unplanted (random is the unplanted family)")
+            raise InputError("plant", "only family hard takes --unplanted (random is the unplanted family)")
         if self.range is not None and self.range < 1:
-            raise InputError("--range", f"range must be ≥ 1, got {self.range}")
+            raise InputError("range", f"range must be ≥ 1, got {self.range}")
 
     def options(self, n: int, seed: int) -> dict:
         """Keyword options of the constructor for one point."""
@@ -157,10 +157,10 @@ class Sweep:
 
 def _check_widths(widths, d: int) -> None:
     if not widths:
-        raise InputError("--widths", "no width given")
+        raise InputError("widths", "no width given")
     small = [n for n in widths if n < d]
     if small:
-        raise InputError("--widths", f"width {small[0]} < d = {d}: (★) needs at least d units")
+        raise InputError("widths", f"width {small[0]} < d = {d}: (★) needs at least d units")
 
 
 def parse_widths(text: str) -> list:
@@ -182,15 +182,15 @@ def _parse_width_part(part: str, text: str) -> list:
     try:
         numbers = [int(f) for f in fields]
     except ValueError:
-        raise InputError("--widths", f"{text!r}: expected START:STOP:STEP, START:STOP or a list of integers") from None
+        raise InputError("widths", f"{text!r}: expected START:STOP:STEP, START:STOP or a list of integers") from None
     if len(numbers) == 1:
         start, stop, step = numbers[0], numbers[0], 1
     elif len(numbers) in (2, 3):
         start, stop, step = numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else 1
     else:
-        raise InputError("--widths", f"{text!r}: too many ':' in {part!r}")
+        raise InputError("widths", f"{text!r}: too many ':' in {part!r}")
     if start < 1 or step < 1 or stop < start:
-        raise InputError("--widths", f"{text!r}: need 1 ≤ START ≤ STOP and STEP ≥ 1 in {part!r}")
+        raise InputError("widths", f"{text!r}: need 1 ≤ START ≤ STOP and STEP ≥ 1 in {part!r}")
     return list(range(start, stop + 1, step))
 
 
@@ -266,7 +266,7 @@ def _dispatch(method, instance, time_limit, stop) -> dict:
         return _run_milp(instance, time_limit)
     if method == "brute":
         return _run_brute(instance)
-    raise InputError("--methods", f"unknown method {method!r}")
+    raise InputError("methods", f"unknown method {method!r}")
 
 
 def _outcome(status, index_set=None, verified=False, timed_out=False, note="", reason="", engine="") -> dict:

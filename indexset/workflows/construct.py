@@ -196,7 +196,7 @@ def random(
     skip_values = _skip_values(rng, skip, d, streams)
     if dtype == "float":
         if denominator not in (None, 1):
-            raise InputError("--denominator", "float weights take no denominator")
+            raise InputError("denominator", "float weights take no denominator")
         params = _params("random", seed, d=d, n=n, activation=act.name, biases=bool(biases), skip=skip,
                          streams=streams, dtype=dtype, negative="generic")
         return _random_float(rng, d, n, act.name, bool(biases), skip_values, params)
@@ -238,9 +238,9 @@ def float_planted(
     k = _default_k(d, n, k)
     _check_common(d=d, n=n, k=k, bound=1, seed=seed, min_d=2)
     act = _odd_linear(activation)
-    tolerance = activations.parse_fraction(str(tol), "--tol")
+    tolerance = activations.parse_fraction(str(tol), "tol")
     if tolerance <= 0:
-        raise InputError("--tol", "tolerance must be > 0")
+        raise InputError("tol", "tolerance must be > 0")
     rng = np.random.default_rng(seed)
     skip_values = _skip_values(rng, skip, d, streams)
     params = _params("float_planted", seed, d=d, n=n, k=k, activation=act.name, biases=bool(biases),
@@ -249,7 +249,7 @@ def float_planted(
         instance, index_set = _float_planted_draw(rng, d, n, k, act, bool(biases), skip_values, params)
         if verify(instance, index_set, tol=tolerance).holds:
             return _checked(instance, index_set, tol=tolerance)
-    raise InputError("--tol", f"no draw met tolerance {tol}; use a larger --tol")
+    raise InputError("tol", f"no draw met tolerance {tol}; use a larger --tol")
 
 
 def degenerate(
@@ -292,10 +292,10 @@ def degenerate(
     bound = range
     k = _default_k(d, n, k)
     if kind == "dimension_one" and d != 1:
-        raise InputError("--d", f"kind dimension_one needs d = 1, got d = {d}")
+        raise InputError("d", f"kind dimension_one needs d = 1, got d = {d}")
     _check_common(d=d, n=n, k=k, bound=bound, seed=seed, min_d=1 if kind == "dimension_one" else 2)
     if kind != "dimension_one" and n <= k:
-        raise InputError("--n", f"kind {kind} alters a decoy unit: need n > k, got n = {n}, k = {k}")
+        raise InputError("n", f"kind {kind} alters a decoy unit: need n > k, got n = {n}, k = {k}")
     act = _odd_linear(activation)
     rng = np.random.default_rng(seed)
     skip_values = _skip_values(rng, "identity", d, None)
@@ -348,18 +348,18 @@ def hard(
     try:
         target = float(density)
     except (TypeError, ValueError):
-        raise InputError("--density", f"{density!r} is not a number") from None
+        raise InputError("density", f"{density!r} is not a number") from None
     if not math.isfinite(target) or target <= 0:
-        raise InputError("--density", f"density must be a positive number, got {density!r}")
+        raise InputError("density", f"density must be a positive number, got {density!r}")
     _check_common(d=d, n=n, k=None, bound=1, seed=seed, min_d=2)
     bits = n / (d * d * target)
     bound = max(1, round(2.0 ** (bits / 2)))
     if bound > 2**20:
-        raise InputError("--density", f"density {target} at n = {n}, d = {d} needs entries up to {bound}; raise the density")
+        raise InputError("density", f"density {target} at n = {n}, d = {d} needs entries up to {bound}; raise the density")
     if plant:
         instance = planted(d=d, n=n, k=k, range=bound, seed=seed, activation=activation)
     elif k is not None:
-        raise InputError("--k", "an unplanted instance has no k")
+        raise InputError("k", "an unplanted instance has no k")
     else:
         instance = random(d=d, n=n, range=bound, seed=seed, activation=activation)
     params = json.loads(instance.metadata["params"])
@@ -412,9 +412,9 @@ def gated(
         gate rows are redrawn until pairwise non-collinear and the block
         has no bias inside σ (Theorem C then rules absorption out).
     """
-    act = activations.get(activation, "--activation")
+    act = activations.get(activation, "activation")
     if not act.gated:
-        raise InputError("--activation", f"{act.name} is not gated (gated: swiglu, geglu, reglu, glu)")
+        raise InputError("activation", f"{act.name} is not gated (gated: swiglu, geglu, reglu, glu)")
     if pairs:
         return _gated_pairs(act, d, n, range, seed, biases, skip)
     return _impossible("gated", act, d, n, range, seed, biases, skip, dtype, trap, target_class)
@@ -448,12 +448,12 @@ def homogeneous(
         to reproduce A·x (MATH.md §8.6). Absorbable by the affine class,
         not by the bias-free one. Needs n ≥ 4d.
     """
-    act = activations.get(activation, "--activation")
+    act = activations.get(activation, "activation")
     if act.kind != HOMOGENEOUS:
-        raise InputError("--activation", f"{act.name} is not positively homogeneous of degree ≠ 1 (known: relu2, reglu)")
+        raise InputError("activation", f"{act.name} is not positively homogeneous of degree ≠ 1 (known: relu2, reglu)")
     if collinear:
         if act.gated:
-            raise InputError("--collinear", "collinear units are a ReLU² construction; for reglu use: gated --pairs")
+            raise InputError("collinear", "collinear units are a ReLU² construction; for reglu use: gated --pairs")
         return _relu2_collinear(d, n, range, seed, skip)
     return _impossible("homogeneous", act, d, n, range, seed, biases, skip, dtype, trap, target_class)
 
@@ -499,13 +499,13 @@ def stack(
     from indexset.model.stack import Stack
 
     _check_int("layers", layers, 1)
-    act = activations.get(activation, "--activation")
+    act = activations.get(activation, "activation")
     seeds = [seed * 1000 + layer for layer in builtins.range(layers)]
     params = _params("stack", seed, layers=layers, d=d, n=n, k=k, range=range, activation=act.name,
                      biases=bool(biases), skip=skip)
     if act.kind != ODD_LINEAR:
         if k is not None:
-            raise InputError("--k", f"{act.name} stacks have no planted index set")
+            raise InputError("k", f"{act.name} stacks have no planted index set")
         family = gated if act.gated else homogeneous
         blocks = [family(activation=act.name, d=d, n=n, range=range, seed=s, biases=biases, skip=skip) for s in seeds]
         return Stack(blocks, {"params": np.array(params)}, "construct stack")
@@ -559,38 +559,38 @@ would not fit in memory or in the exact arithmetic in reasonable time."""
 
 def _check_int(name: str, value, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"--{name}", f"expected an integer, got {value!r}")
+        raise InputError(name, f"expected an integer, got {value!r}")
     if value < low:
-        raise InputError(f"--{name}", f"must be ≥ {low}, got {value}")
+        raise InputError(name, f"must be ≥ {low}, got {value}")
     if name in LIMITS and value > LIMITS[name]:
-        raise InputError(f"--{name}", f"must be ≤ {LIMITS[name]}, got {value}")
+        raise InputError(name, f"must be ≤ {LIMITS[name]}, got {value}")
 
 
 def _check_common(*, d, n, k, bound, seed, min_d) -> None:
     """Validate sizes; d = 1 is refused where nondegeneracy is promised."""
     _check_int("d", d, 1)
     if d < min_d:
-        raise InputError("--d", f"d = {d} is always degenerate (MATH.md §3); use: degenerate --kind dimension_one")
+        raise InputError("d", f"d = {d} is always degenerate (MATH.md §3); build it with the degenerate family, kind dimension_one")
     _check_int("n", n, 1)
     _check_int("range", bound, 1)
     _check_int("seed", seed, 0)
     if k is not None:
         _check_int("k", k, 1)
         if k < d:
-            raise InputError("--k", f"k = {k} < d = {d}: (★) needs rank d, so |S| ≥ d")
+            raise InputError("k", f"k = {k} < d = {d}: (★) needs rank d, so |S| ≥ d")
         if k > n:
-            raise InputError("--k", f"k = {k} > n = {n}: S cannot be larger than the width")
+            raise InputError("k", f"k = {k} > n = {n}: S cannot be larger than the width")
 
 
 def _check_choice(name: str, value, choices) -> None:
     if value not in choices:
-        raise InputError(f"--{name}", f"unknown {name} {value!r} (known: {', '.join(choices)})")
+        raise InputError(name, f"unknown {name} {value!r} (known: {', '.join(choices)})")
 
 
 def _odd_linear(name: str) -> activations.Activation:
-    act = activations.get(name, "--activation")
+    act = activations.get(name, "activation")
     if act.kind != ODD_LINEAR:
-        raise InputError("--activation", f"{act.name} is not odd-linear ({act.kind}); use the gated or homogeneous family")
+        raise InputError("activation", f"{act.name} is not odd-linear ({act.kind}); use the gated or homogeneous family")
     return act
 
 
@@ -607,7 +607,7 @@ def _skip_values(rng, kind: str, d: int, streams) -> list[list[Fraction]] | None
     """The skip A as Fractions; ``None`` for the identity (stored as absent)."""
     _check_choice("skip", kind, SKIPS)
     if streams is not None and kind != "mhc":
-        raise InputError("--streams", "streams applies to --skip mhc only")
+        raise InputError("streams", "streams applies to --skip mhc only")
     if kind == "identity":
         return None
     if kind == "unimodular":
@@ -648,7 +648,7 @@ def _mhc(rng, d: int, streams) -> list[list[Fraction]]:
     """
     _check_int("streams", streams, 1)
     if d % streams:
-        raise InputError("--streams", f"streams = {streams} must divide d = {d}")
+        raise InputError("streams", f"streams = {streams} must divide d = {d}")
     count = min(3, math.factorial(streams))
     for _ in range(_ATTEMPTS):
         perms = set()
@@ -690,7 +690,7 @@ def _denominator(skip_values, c: Fraction | None, requested) -> int:
     _check_int("denominator", requested, 1)
     if not works(int(requested)):
         smallest = next(q for q in itertools.count(1) if works(q))
-        raise InputError("--denominator", f"q = {requested} cannot hold the skip and −A/c exactly; use a multiple of {smallest}")
+        raise InputError("denominator", f"q = {requested} cannot hold the skip and −A/c exactly; use a multiple of {smallest}")
     return int(requested)
 
 
@@ -747,7 +747,7 @@ def _check_room(d: int, n: int, bound: int) -> None:
         return  # d = 1 rows are collinear anyway (the dimension_one degeneracy)
     lines = _line_count(d, bound)
     if lines is not None and n > lines:
-        raise InputError("--range", f"only {lines} pairwise non-collinear rows exist in [−{bound}, {bound}]^{d}; need n = {n}: raise --range")
+        raise InputError("range", f"only {lines} pairwise non-collinear rows exist in [−{bound}, {bound}]^{d}; need n = {n}: raise --range")
 
 
 def _decoy_rows(rng, count: int, d: int, bound: int, taken: set) -> list[list[int]]:
@@ -765,7 +765,7 @@ def _decoy_rows(rng, count: int, d: int, bound: int, taken: set) -> list[list[in
                 rows.append(row)
                 break
         else:
-            raise InputError("--range", f"could not draw {count} non-collinear rows in [−{bound}, {bound}]^{d}; raise --range")
+            raise InputError("range", f"could not draw {count} non-collinear rows in [−{bound}, {bound}]^{d}; raise --range")
     return rows
 
 
@@ -875,7 +875,7 @@ def _planted_exact(rng, d, n, k, bound, activation, biases, skip_values, q, para
     for _ in range(_ATTEMPTS):
         drawn = _planted_rows(rng, k, d, bound)
         if drawn is None:
-            raise InputError("--range", f"could not draw {k} non-collinear rows generating Z^{d} in [−{bound}, {bound}]; raise --range")
+            raise InputError("range", f"could not draw {k} non-collinear rows generating Z^{d} in [−{bound}, {bound}]; raise --range")
         up_rows, structure = drawn
         down_block = _down_block(rng, structure, target, bound)
         if down_block is not None:
@@ -942,7 +942,7 @@ def _random_exact(rng, d, n, bound, activation, biases, skip_values, q, params) 
                             source="construct random")
         if n > BRUTE_CHECK_WIDTH or not absorbing_sets_brute(instance):
             return instance
-    raise InputError("--range", f"every draw with range {bound} had an absorbing S; raise --range or --d")
+    raise InputError("range", f"every draw with range {bound} had an absorbing S; raise --range or --d")
 
 
 def _float_skip(skip_values, d: int) -> np.ndarray:
@@ -1059,11 +1059,11 @@ def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, targe
     _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
     _check_choice("dtype", dtype, DTYPES)
     if trap and dtype != "int":
-        raise InputError("--trap", "a trap needs integer weights")
+        raise InputError("trap", "a trap needs integer weights")
     if trap and d < 2:
-        raise InputError("--trap", "a trap needs d ≥ 2")
+        raise InputError("trap", "a trap needs d ≥ 2")
     if trap and biases and target_class == AFFINE:
-        raise InputError("--biases", "with biases inside σ a block may absorb into the affine class: a trap for it has none")
+        raise InputError("biases", "with biases inside σ a block may absorb into the affine class: a trap for it has none")
     params = _params(family, seed, activation=act.name, d=d, n=n, range=bound, biases=bool(biases),
                      skip=skip, dtype=dtype, trap=bool(trap), **({"class": target_class} if trap else {}))
     twin = _relu_twin(d, n, bound, seed, biases, skip, dtype, trap)
@@ -1079,7 +1079,7 @@ def _impossible(family, act, d, n, bound, seed, biases, skip, dtype, trap, targe
                             source=f"construct {family}")
         if not (trap and target_class == AFFINE) or not _theorem_violations(instance):
             return instance
-    raise InputError("--range", f"no draw gave a trap with pairwise non-collinear rows in [−{bound}, {bound}]^{d}; raise --range")
+    raise InputError("range", f"no draw gave a trap with pairwise non-collinear rows in [−{bound}, {bound}]^{d}; raise --range")
 
 
 def _theorem_violations(instance: Instance) -> list[str]:
@@ -1092,7 +1092,7 @@ def _gated_pairs(act, d, n, bound, seed, biases, skip) -> Instance:
     """d pairs of units with opposite gate rows and parallel down columns that reproduce A·x (MATH.md §8.6)."""
     _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
     if n < 2 * d:
-        raise InputError("--n", f"pairs need n ≥ 2d = {2 * d}, got n = {n}")
+        raise InputError("n", f"pairs need n ≥ 2d = {2 * d}, got n = {n}")
     rng = np.random.default_rng([seed, 2])
     skip_values = _skip_values(rng, skip, d, None)
     q = _denominator(skip_values, None, None)
@@ -1123,7 +1123,7 @@ def _relu2_collinear(d, n, bound, seed, skip) -> Instance:
     """Four ReLU² units on each of d lines, two merging on each side (MATH.md §8.6)."""
     _check_common(d=d, n=n, k=None, bound=bound, seed=seed, min_d=1)
     if n < 4 * d:
-        raise InputError("--n", f"collinear units need n ≥ 4d = {4 * d}, got n = {n}")
+        raise InputError("n", f"collinear units need n ≥ 4d = {4 * d}, got n = {n}")
     rng = np.random.default_rng([seed, 3])
     skip_values = _skip_values(rng, skip, d, None)
     q = _denominator(skip_values, None, None)

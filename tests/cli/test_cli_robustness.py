@@ -175,3 +175,22 @@ def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
     assert with_cluster.status == alone.status and with_cluster.status != "unknown"
     assert with_cluster.index_set == alone.index_set
     assert len(messages) == 1 and "could not start" in messages[0] and "cannot spawn" in messages[0]
+
+
+# ------------------------------------------- library parameters, CLI flags
+@pytest.mark.parametrize("call, parameter, flag_argv, flag", [
+    (lambda: construct.planted(d=1), "d", ["construct", "planted", "--d", "1"], "--d"),
+    (lambda: construct.hard(plant=False, k=3), "plant", ["construct", "hard", "--unplanted", "--k", "3"], "--k"),
+    (lambda: solve(Instance.load(INSTANCES / "planted_d2_n12.npz"), target_class="nonsense"), "target_class", None, None),
+    (lambda: solve(Instance.load(INSTANCES / "planted_d2_n12.npz"), seed=-1), "seed", ["solve", str(INSTANCES / "planted_d2_n12.npz"), "--seed", "-1"], "--seed"),
+])
+def test_library_errors_name_parameters_and_the_cli_names_flags(call, parameter, flag_argv, flag, tmp_path, capsys):
+    from indexset.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        call()
+    assert raised.value.source in (parameter, "k")
+    assert not raised.value.source.startswith("--")
+    if flag_argv is not None:
+        assert main([*flag_argv, *(["-o", str(tmp_path / "x.npz")] if flag_argv[0] == "construct" else [])]) == 2
+        assert capsys.readouterr().err.startswith(f"indexset: error: {flag}: ")
