@@ -1,4 +1,5 @@
-"""Exact conversion of numpy arrays to integers over a common denominator.
+"""Exact numbers: numpy arrays as integers over a common denominator, and the one place
+where Fractions (object arrays, JSON, files) and python-flint's fmpq (matrix algebra) meet.
 
 Integer arrays are exact. A float64 value is an exact dyadic rational
 ``m·2^e``; we recover it without rounding. Results are numpy object arrays of
@@ -95,6 +96,23 @@ def as_fraction(value) -> Fraction:
     if isinstance(value, float):
         return Fraction(*value.as_integer_ratio())
     return Fraction(value)
+
+
+def as_fmpq(value) -> flint.fmpq:
+    """An exact fmpq from anything :func:`as_fraction` takes."""
+    value = as_fraction(value)
+    return flint.fmpq(value.numerator, value.denominator)
+
+
+def fmpq_matrix(rows) -> flint.fmpq_mat:
+    """A python-flint rational matrix from rows of exact values (Fractions, ints, floats)."""
+    rows = [list(row) for row in rows]
+    return flint.fmpq_mat([[as_fmpq(v) for v in row] for row in rows]) if rows and rows[0] else flint.fmpq_mat(len(rows), 0)
+
+
+def fraction_rows(matrix: flint.fmpq_mat) -> list[list[Fraction]]:
+    """The entries of a python-flint rational matrix as rows of Fractions."""
+    return [[as_fraction(matrix[i, j]) for j in range(matrix.ncols())] for i in range(matrix.nrows())]
 
 
 def max_abs(numerators: np.ndarray, den: int) -> Fraction:

@@ -196,10 +196,9 @@ class StopOnInterrupt:
         import signal
         import threading
 
-        try:  # cysignals replaces the SIGINT handler when fpylll is first imported: before ours, not after
-            import fpylll  # noqa: F401
-        except (ImportError, ValueError):
-            pass
+        from indexset.search import bkz
+
+        bkz.load()  # cysignals replaces the SIGINT handler when fpylll is first imported: before ours, not after
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handler)
         return self

@@ -27,7 +27,7 @@ _OPTIONS = {
     "kind": (("--kind",), {"choices": construct.DEGENERACIES, "help": "which degeneracy to create"}),
     "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
     "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
-    "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),  # issue 6
+    "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),
     "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S); still not absorbable by --class"}),
     "pairs": (("--pairs",), {"action": "store_true", "help": "d pairs of units with opposite gate rows and parallel down columns: absorbable with biases in g (MATH.md §8.6)"}),
     "collinear": (("--collinear",), {"action": "store_true", "help": "relu2: four units on each of d lines: absorbable with biases in g (MATH.md §8.6)"}),

@@ -22,7 +22,7 @@ def register(sub) -> None:
     parser.set_defaults(run=run)
 
 
-def describe(instance: Instance, target_class: str = "affine") -> dict:
+def report(instance: Instance, target_class: str = "affine") -> dict:
     """Everything ``info`` reports, as a JSON-ready dict."""
     degeneracy = find_degeneracy(instance)
     act = instance.act
@@ -44,8 +44,8 @@ def describe(instance: Instance, target_class: str = "affine") -> dict:
         "metadata_keys": sorted(instance.metadata),
         "class": target_class,
         "argument": explain.argument(instance, target_class),
-        "hyper_connection": explain.describe_hyper(instance),
-        "degenerate_classes": None if degeneracy.nondegenerate else degenerate.describe(instance),
+        "hyper_connection": explain.hyper_report(instance),
+        "degenerate_classes": None if degeneracy.nondegenerate else degenerate.report(instance),
     }
 
 
@@ -54,7 +54,7 @@ def run(args) -> int:
     loaded = loading.load_any(args.file)
     if isinstance(loaded, stack.Stack):
         return _run_stack(loaded, args)
-    info = describe(loaded, args.target_class)
+    info = report(loaded, args.target_class)
     if args.json:
         emit_json(info)
         return 0
@@ -75,7 +75,7 @@ def run(args) -> int:
 
 def _run_stack(loaded, args) -> int:
     """``info`` for a stack file: the stack's argument and each block's description."""
-    info = dict(stacks.describe(loaded, args.target_class), blocks=[describe(block, args.target_class) for block in loaded.blocks])
+    info = dict(stacks.report(loaded, args.target_class), blocks=[report(block, args.target_class) for block in loaded.blocks])
     if args.json:
         emit_json(info)
         return 0

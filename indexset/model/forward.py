@@ -12,6 +12,7 @@ import flint
 import numpy as np
 
 from indexset.model.instance import Instance, exact_value
+from indexset.rational import fmpq_matrix, fraction_rows
 
 
 def blocks(model) -> list:
@@ -56,7 +57,7 @@ def _block_exact(instance: Instance, points: list[list[Fraction]]) -> list[list[
     act = instance.act
     if act.rational is None:
         raise ValueError(f"{act.name} has no exact rational forward")
-    x = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in points]).transpose()
+    x = fmpq_matrix(points).transpose()
     k = x.ncols()
     ones = flint.fmpq_mat(1, k, [1] * k)
     pre = instance.exact_fraction_matrix("W_up") * x + _column(instance, "b_up") * ones
@@ -69,12 +70,12 @@ def _block_exact(instance: Instance, points: list[list[Fraction]]) -> list[list[
     if not instance.residual_free:
         out = out + instance.exact_fraction_matrix("skip") * x
     out = out.transpose()
-    return [[Fraction(int(out[i, j].p), int(out[i, j].q)) for j in range(out.ncols())] for i in range(out.nrows())]
+    return fraction_rows(out)
 
 
 def _column(instance: Instance, key: str) -> flint.fmpq_mat:
     values = exact_value(instance, key)
-    return flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator)] for v in values])
+    return fmpq_matrix([[v] for v in values])
 
 
 def random_points(d: int, count: int, seed: int) -> list[list[Fraction]]:

@@ -1,4 +1,4 @@
-"""One loader for every file kind, and the dispatch that goes with it (issue 6).
+"""One loader for every file kind: blocks, hyper-connection layers and stacks.
 
 :func:`load_any` looks at the keys of an ``.npz`` file:
 

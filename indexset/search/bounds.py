@@ -22,7 +22,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.rational import as_fraction
+from indexset.rational import as_fraction, fraction_rows
 
 
 def _exact_projector(K: np.ndarray):
@@ -48,7 +48,7 @@ def _certify(lam_float: np.ndarray, j: int, kq, gram_inverse) -> list[Fraction]:
     lam = flint.fmpq_mat(n, 1, [flint.fmpq(*as_fraction(float(v)).as_integer_ratio()) for v in lam_float])
     target = flint.fmpq_mat(k, 1, [1 if i == j else 0 for i in range(k)])
     lam = lam + kq * (gram_inverse * (target - kq.transpose() * lam))
-    return [Fraction(int(lam[i, 0].p), int(lam[i, 0].q)) for i in range(n)]
+    return [row[0] for row in fraction_rows(lam)]
 
 
 LP_SECONDS = 0.1

@@ -1,4 +1,4 @@
-"""Split searches and benchmark sweeps as Dask tasks (issue 9).
+"""Split lattice searches as Dask tasks, and the cluster they run on.
 
 Two kinds of work outgrow one process: one hard instance whose enumeration
 tree takes minutes to hours, and sweeps of many instances. Both run on
@@ -252,7 +252,7 @@ class Cluster:
             return self.workers
         return max(1, sum(self._client.nthreads().values()))
 
-    def describe(self) -> dict:
+    def to_json(self) -> dict:
         """Where the work ran, for stages and JSON reports."""
         return {"scheduler": self.scheduler or "local", "workers": self.threads()}
 
@@ -322,7 +322,9 @@ def prepare_plugin(ignore_sigint: bool):
 
     class Prepare(WorkerPlugin):
         def setup(self, worker) -> None:
-            import indexset.search.engines.lattice  # noqa: F401  (imports fpylll on this thread)
+            from indexset.search import bkz
+
+            bkz.load()  # on this worker's main thread
 
             if ignore_sigint:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -474,7 +476,7 @@ def enumerate_split(system: System, lattice, cluster: Cluster, find_all: bool, d
         return None
     target = cluster.parts or max(PARTS, PARTS_PER_WORKER * cluster.threads())
     prefixes, level, split_nodes = lattice_engine.split_tree(system, lattice, target, deadline, stop)
-    facts = {"split_level": level, "parts": len(prefixes or []), "split_nodes": split_nodes, "cluster": cluster.describe()}
+    facts = {"split_level": level, "parts": len(prefixes or []), "split_nodes": split_nodes, "cluster": cluster.to_json()}
     if prefixes is None:
         return [], False, _halt_reason(deadline, stop) or "stopped", dict(facts, nodes=split_nodes)
     if not prefixes:

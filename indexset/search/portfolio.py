@@ -16,6 +16,7 @@ import threading
 
 from indexset.errors import InputError
 from indexset.result import FEASIBLE, UNKNOWN, Result
+from indexset.search import bkz
 from indexset.search.engines import NAMES, get_engine
 
 ENGINES = ("lattice", "cpsat")
@@ -63,8 +64,8 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
     unknown = [name for name in names if name not in NAMES]
     if unknown:
         raise InputError("engines", f"unknown engine {unknown[0]!r}; choose from {', '.join(NAMES)}")
-    # Import every engine here, in the caller's thread: fpylll (cysignals)
-    # cannot be imported for the first time from a worker thread.
+    # fpylll (cysignals) cannot be imported for the first time from a worker thread.
+    bkz.load()
     chosen = {name: get_engine(name) for name in names}
     stop_all = threading.Event()
     results: dict[str, Result] = {}

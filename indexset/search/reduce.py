@@ -19,7 +19,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.rational import fmpz_matrix, fmpz_to_object
+from indexset.rational import fmpz_matrix, fmpz_to_object, fraction_rows
 
 
 @dataclass
@@ -150,7 +150,7 @@ def _unique_solution(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fracti
     q = flint.fmpq_mat(matrix)
     gram = q.transpose() * q
     z = gram.solve(q.transpose() * flint.fmpq_mat(rhs))
-    return [Fraction(int(z[i, 0].p), int(z[i, 0].q)) for i in range(z.nrows())]
+    return [row[0] for row in fraction_rows(z)]
 
 
 def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> None:
@@ -213,7 +213,7 @@ def _coordinates(basis_rows: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fracti
     """Rational a with ``aᵀ B = tᵀ`` for B of full row rank and t in its row space."""
     q = flint.fmpq_mat(basis_rows)
     a = (q * q.transpose()).solve(q * flint.fmpq_mat(rhs))
-    return [Fraction(int(a[i, 0].p), int(a[i, 0].q)) for i in range(a.nrows())]
+    return [row[0] for row in fraction_rows(a)]
 
 
 def _first_fraction(values) -> str:

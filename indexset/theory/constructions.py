@@ -28,6 +28,7 @@ import flint
 import numpy as np
 
 from indexset.model.instance import Instance, exact_value
+from indexset.rational import as_fmpq, as_fraction
 from indexset.theory.flips import GATE_C, Weights, integer_direction
 
 
@@ -41,45 +42,36 @@ def construct_witness(instance: Instance) -> tuple[dict, str] | None:
 
 
 # ============================================================== linear algebra
-def _q(value) -> flint.fmpq:
-    value = Fraction(value)
-    return flint.fmpq(value.numerator, value.denominator)
-
-
-def _fr(value: flint.fmpq) -> Fraction:
-    return Fraction(int(value.p), int(value.q))
-
-
 def _solve(columns: list[list[Fraction]], target: list[Fraction]) -> list[Fraction] | None:
     """Rational ε with Σ ε_k columns[k] = target, or None when there is none."""
     if not columns:
         return [] if all(v == 0 for v in target) else None
     rows = len(target)
-    augmented = flint.fmpq_mat([[_q(columns[k][r]) for k in range(len(columns))] + [_q(target[r])] for r in range(rows)])
+    augmented = flint.fmpq_mat([[as_fmpq(columns[k][r]) for k in range(len(columns))] + [as_fmpq(target[r])] for r in range(rows)])
     echelon, rank = augmented.rref()
     solution = [Fraction(0)] * len(columns)
     for r in range(rank):
         pivot = next(j for j in range(len(columns) + 1) if echelon[r, j] != 0)
         if pivot == len(columns):
             return None  # a row 0 = nonzero: inconsistent
-        solution[pivot] = _fr(echelon[r, len(columns)])
+        solution[pivot] = as_fraction(echelon[r, len(columns)])
     return solution
 
 
 def _rank_one_terms(matrix: list[list[Fraction]]) -> list[tuple[list[Fraction], list[Fraction]]]:
     """``matrix = Σ q_j w_jᵀ`` with as many terms as its rank (exact rank factorisation)."""
     d = len(matrix)
-    m = flint.fmpq_mat([[_q(v) for v in row] for row in matrix])
+    m = flint.fmpq_mat([[as_fmpq(v) for v in row] for row in matrix])
     echelon, rank = m.rref()
     terms = []
     for r in range(rank):
         pivot = next(j for j in range(d) if echelon[r, j] != 0)
-        terms.append(([_fr(m[i, pivot]) for i in range(d)], [_fr(echelon[r, j]) for j in range(d)]))
+        terms.append(([as_fraction(m[i, pivot]) for i in range(d)], [as_fraction(echelon[r, j]) for j in range(d)]))
     return terms
 
 
 def _matrix_rank(rows: list[list[Fraction]]) -> int:
-    return flint.fmpq_mat([[_q(v) for v in row] for row in rows]).rank() if rows else 0
+    return flint.fmpq_mat([[as_fmpq(v) for v in row] for row in rows]).rank() if rows else 0
 
 
 # ============================================================== gated blocks
@@ -182,10 +174,10 @@ def _homogeneous(w: Weights, constant) -> tuple[dict, str] | None:
             budget -= 4
     if len(directions) < w.d:
         return None
-    U = flint.fmpq_mat([[_q(v) for v in row] for row in directions])
-    A = flint.fmpq_mat([[_q(w.skip[r, col]) for col in range(w.d)] for r in range(w.d)])
+    U = flint.fmpq_mat([[as_fmpq(v) for v in row] for row in directions])
+    A = flint.fmpq_mat([[as_fmpq(w.skip[r, col]) for col in range(w.d)] for r in range(w.d)])
     Q = A * U.inv()  # A = Q·U: column j of Q goes with direction j
-    q = [np.array([_fr(Q[r, j]) for r in range(w.d)], dtype=object) for j in range(w.d)]
+    q = [np.array([as_fraction(Q[r, j]) for r in range(w.d)], dtype=object) for j in range(w.d)]
     units, offset = _relu2_units(classes, chosen, fresh, q)
     values = _pack(units, w.n, w.d, constant + spare_constant - offset)
     how = (f"{len(chosen)} hyperplane class(es) of f and {len(fresh)} new direction(s), four units each, "

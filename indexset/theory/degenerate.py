@@ -55,6 +55,7 @@ import numpy as np
 
 from indexset.model.activations import ODD_LINEAR
 from indexset.model.instance import Instance, exact_value
+from indexset.rational import as_fmpq, as_fraction
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 
 MAX_ENUMERATION = 1 << 17
@@ -193,18 +194,10 @@ def _constant_unit(act, kind, bias, w, symbolic) -> np.ndarray:
 
 
 # ====================================================== linear algebra
-def _q(value: Fraction) -> flint.fmpq:
-    return flint.fmpq(value.numerator, value.denominator)
-
-
-def _fr(value: flint.fmpq) -> Fraction:
-    return Fraction(int(value.p), int(value.q))
-
-
 def _mat(array) -> flint.fmpq_mat:
     array = np.asarray(array, dtype=object)
     rows, cols = array.shape
-    return flint.fmpq_mat(rows, cols, [_q(Fraction(v)) for v in array.ravel()])
+    return flint.fmpq_mat(rows, cols, [as_fmpq(Fraction(v)) for v in array.ravel()])
 
 
 def _rank(matrix: flint.fmpq_mat) -> int:
@@ -383,8 +376,8 @@ def _zero_system(base, terms, search: _Search):
     """A 0/1 z with base + Σ z_i terms_i = 0 (exact), False if none, None if undecided."""
     search.systems += 1
     rows_M, rows_t = [], []
-    entries_base = [_fr(v) for v in base.entries()]
-    entries_terms = [[_fr(v) for v in term.entries()] for term in terms]
+    entries_base = [as_fraction(v) for v in base.entries()]
+    entries_terms = [[as_fraction(v) for v in term.entries()] for term in terms]
     for r, target in enumerate(entries_base):
         row = [entries[r] for entries in entries_terms]
         if not any(row):
@@ -518,7 +511,7 @@ def _upgrade_columns(residual: flint.fmpq_mat, upgraded: list, classes: Classes)
     columns = {}
     for j, k in enumerate(upgraded):
         # R + c·Σ N_K ρ_Kᵀ must equal the leftover, so c·N_K = −coefficient.
-        columns[k] = np.array([-_fr(coefficients[r, j]) / classes.c for r in range(classes.d)], dtype=object)
+        columns[k] = np.array([-as_fraction(coefficients[r, j]) / classes.c for r in range(classes.d)], dtype=object)
     return columns, leftover
 
 
@@ -527,9 +520,9 @@ def _rank_one_terms(matrix: flint.fmpq_mat) -> list:
     reduced, rank = matrix.rref()
     terms = []
     for t in range(rank):
-        row = [_fr(reduced[t, j]) for j in range(matrix.ncols())]
+        row = [as_fraction(reduced[t, j]) for j in range(matrix.ncols())]
         pivot = next(j for j, v in enumerate(row) if v != 0)
-        a = np.array([_fr(matrix[r, pivot]) for r in range(matrix.nrows())], dtype=object)
+        a = np.array([as_fraction(matrix[r, pivot]) for r in range(matrix.nrows())], dtype=object)
         terms.append((a, tuple(row)))
     return terms
 
@@ -666,7 +659,7 @@ def _negative(instance, classes, stages, elapsed) -> Result:
                   extension=True, complete=True, time_s=elapsed)
 
 
-def describe(instance: Instance) -> dict:
+def report(instance: Instance) -> dict:
     """Classes, free classes and spare units of a block (for ``info``)."""
     if merge_kind(instance.act) is None or instance.residual_free:
         return {"applies": False}

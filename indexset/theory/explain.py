@@ -45,7 +45,7 @@ def argument(instance: Instance, target_class: str = AFFINE) -> str:
 
 
 
-def describe_hyper(instance: Instance) -> dict | None:
+def hyper_report(instance: Instance) -> dict | None:
     """What ``info`` reports for an effective HC block (None for other blocks)."""
     info = hyper_info(instance)
     if info is None:

@@ -120,7 +120,7 @@ def argument(stack: Stack, target_class: str = AFFINE) -> str:
     return f"{act.reason} (per block; no stack result)"
 
 
-def describe(stack: Stack, target_class: str = AFFINE) -> dict:
+def report(stack: Stack, target_class: str = AFFINE) -> dict:
     """What ``info`` reports about a stack besides each block's own description."""
     return {"file": stack.source, "kind": "stack", "layers": stack.L, "n": stack.n, "d": stack.d,
             "activation": stack.activation, "activation_class": stack.act.kind, "class": target_class,

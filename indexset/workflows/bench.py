@@ -1,4 +1,4 @@
-"""Benchmark sweeps: search time against width, beside baselines (issue 5).
+"""Benchmark sweeps: search time against width, beside baselines.
 
 A sweep fixes the dimension d and a family of constructed instances, and
 for every width n and seed builds one instance with the constructor
@@ -42,6 +42,7 @@ import indexset.workflows.construct as construct
 from indexset.errors import InputError
 from indexset.exact.verify import verify
 from indexset.model.files import atomic_write
+from indexset.search import bkz
 from indexset.search.engines import brute, cpsat
 from indexset.search.system import build_system
 from indexset.solver import solve
@@ -362,7 +363,7 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
         (on every worker when ``cluster`` is given).
     runner : optional
         Runs the points elsewhere: an object with ``run(sweep, instances,
-        progress, stop, warmup) -> list of Run`` and ``describe() -> dict``
+        progress, stop, warmup) -> list of Run`` and ``to_json() -> dict``
         (:class:`indexset.workflows.sweeps.OnCluster`: every run a Dask
         task); the report is the same, plus ``machine["cluster"]``.
 
@@ -375,11 +376,11 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
     sweep.validate()
     stop = stop or threading.Event()
     machine = machine_info()
-    machine["fpylll_preloaded"] = preload_fpylll()
+    machine["fpylll_preloaded"] = bkz.load() is not None  # on this (main) thread, before any engine thread
     instances = _build_instances(sweep, progress)
     if runner is not None:
         runs = runner.run(sweep, instances, progress, stop, warmup)
-        machine["cluster"] = runner.describe()
+        machine["cluster"] = runner.to_json()
     else:
         if warmup:
             _warm_up(sweep, progress)
@@ -396,23 +397,6 @@ def run_sweep(sweep: Sweep, *, progress=None, stop: threading.Event | None = Non
         "disagreements": find_disagreements(run_dicts, references),
         "interrupted": stop.is_set(),
     }
-
-
-def preload_fpylll() -> bool:
-    """Import fpylll on this (main) thread; return whether it imported.
-
-    fpylll's cysignals installs signal handlers when first imported, which
-    Python allows only on the main thread. Up to commit 96a3e02 the lattice
-    engine imported it lazily inside a portfolio worker thread, where the
-    import failed and the engine dropped out; importing it here first
-    keeps the measured pipeline the one the design describes, whatever the
-    engine does (harmless once it imports fpylll itself).
-    """
-    try:
-        import fpylll  # noqa: F401
-    except (ImportError, ValueError):
-        return False
-    return True
 
 
 def notify(progress, **event) -> None:

@@ -45,10 +45,11 @@ from indexset.errors import InputError
 from indexset.exact.verify import verify
 from indexset.model.activations import HOMOGENEOUS, ODD_LINEAR
 from indexset.model.instance import Instance
+from indexset.rational import as_fraction, fmpq_matrix
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.theory.nondegeneracy import direction, find_degeneracy
 
-FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")  # stack: issue 6
+FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")
 SKIPS = ("identity", "unimodular", "permutation", "mhc")
 DEGENERACIES = ("duplicate", "collinear", "zero_row", "zero_column", "dimension_one")
 DTYPES = ("int", "float")
@@ -458,7 +459,7 @@ def homogeneous(
     return _impossible("homogeneous", act, d, n, range, seed, biases, skip, dtype, trap, target_class)
 
 
-# --- issue 6: deep stacks (indexset/stack.py) ---------------------------------
+# ================================================================= stacks
 def stack(
     *,
     layers: int = 3,
@@ -525,7 +526,6 @@ def _same_denominator(blocks) -> None:
         raise RuntimeError("bug: planted blocks of one stack came out with different denominators")
 
 
-# --- end of issue 6 ------------------------------------------------------------
 
 
 def achieved_density(instance: Instance) -> float:
@@ -668,8 +668,7 @@ def _mhc(rng, d: int, streams) -> list[list[Fraction]]:
 
 
 def _rank(matrix: list[list[Fraction]]) -> int:
-    entries = [flint.fmpq(v.numerator, v.denominator) for row in matrix for v in row]
-    return flint.fmpq_mat(len(matrix), len(matrix[0]), entries).rank()
+    return fmpq_matrix(matrix).rank()
 
 
 def _denominator(skip_values, c: Fraction | None, requested) -> int:
@@ -986,7 +985,7 @@ def _float_planted_draw(rng, d, n, k, act, biases, skip_values, params):
 def _exact_float_down_block(up_block: np.ndarray, mixing: np.ndarray, target: np.ndarray) -> np.ndarray:
     """``round(T·U⁺ + Y·N)`` from exact rationals: U⁺ = (UᵀU)⁻¹Uᵀ, N a left null space basis (rows scaled to max 1)."""
     k, d = up_block.shape
-    up = flint.fmpq_mat(k, d, [flint.fmpq(*Fraction(float(v)).as_integer_ratio()) for v in up_block.ravel()])
+    up = fmpq_matrix(up_block)
     pseudo = (up.transpose() * up).inv() * up.transpose()
     denominator = math.lcm(*(int(up[i, j].q) for i in range(k) for j in range(d)))
     integral = flint.fmpz_mat([[int(up[i, j] * denominator) for i in range(k)] for j in range(d)])  # d × k
@@ -996,18 +995,14 @@ def _exact_float_down_block(up_block: np.ndarray, mixing: np.ndarray, target: np
         column = [null[i, j] for i in range(k)]
         scale = max(abs(v) for v in column)
         rows.append([flint.fmpq(v) / scale for v in column])
-    exact = _fmpq_rows(target) * pseudo
+    exact = fmpq_matrix(np.atleast_2d(target)) * pseudo
     if rows:
-        exact += _fmpq_rows(mixing) * flint.fmpq_mat(rows)
+        exact += fmpq_matrix(np.atleast_2d(mixing)) * flint.fmpq_mat(rows)
     return np.array([[_to_float(exact[r, c]) for c in range(k)] for r in range(d)], dtype=np.float64)
 
 
-def _fmpq_rows(matrix: np.ndarray) -> flint.fmpq_mat:
-    return flint.fmpq_mat([[flint.fmpq(*Fraction(float(v)).as_integer_ratio()) for v in row] for row in np.atleast_2d(matrix)])
-
-
 def _to_float(value: flint.fmpq) -> float:
-    return float(Fraction(int(value.p), int(value.q)))  # correctly rounded
+    return float(as_fraction(value))  # correctly rounded
 
 
 # ============================================================== degenerate
@@ -1096,13 +1091,13 @@ def _gated_pairs(act, d, n, bound, seed, biases, skip) -> Instance:
     rng = np.random.default_rng([seed, 2])
     skip_values = _skip_values(rng, skip, d, None)
     q = _denominator(skip_values, None, None)
-    A = flint.fmpq_mat([[flint.fmpq(Fraction(v).numerator, Fraction(v).denominator) for v in row] for row in (skip_values or _identity(d))])
+    A = fmpq_matrix(skip_values or _identity(d))
     U = _unimodular(rng, d, max(1, min(bound, 3)))
     columns = A * flint.fmpz_mat(U).inv()  # A = columns·U, so Σ_p columns[:,p]·u_pᵀ = A
     gate, down = [], []
     for p in range(d):
         mu = int(rng.choice([-2, -1, 1, 2]))
-        column = [_exact_int(Fraction(int(columns[r, p].p), int(columns[r, p].q)) * q) for r in range(d)]
+        column = [_exact_int(as_fraction(columns[r, p]) * q) for r in range(d)]
         gate += [U[p], [-v for v in U[p]]]
         down += [column, [mu * v for v in column]]
     for _ in range(n - 2 * d):

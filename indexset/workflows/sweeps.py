@@ -107,9 +107,9 @@ class OnCluster:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
 
-    def describe(self) -> dict:
+    def to_json(self) -> dict:
         """Where the runs went, for the report."""
-        return self.cluster.describe()
+        return self.cluster.to_json()
 
     def run(self, sweep, instances, progress, stop, warmup) -> list:
         """Every (instance, method) as one task; Run records in the sweep's order."""

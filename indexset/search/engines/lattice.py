@@ -41,15 +41,8 @@ import numpy as np
 import scipy.linalg
 
 from indexset.native import enumerate as native
-
-try:
-    # Imported here, at module import (the main thread): cysignals installs
-    # signal handlers on import, which fails in the portfolio's worker threads.
-    from fpylll import BKZ, IntegerMatrix
-except (ImportError, ValueError):  # ValueError: first imported off the main thread
-    BKZ = IntegerMatrix = None  # BKZ is a speed-up only; LLL alone stays correct
-
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
+from indexset.search import bkz
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 
@@ -491,23 +484,14 @@ so a whole pass (0.08–0.17 s) stays within the engines' stop latency."""
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = None) -> flint.fmpz_mat:
     """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll (at most until ``deadline``)."""
     rows = rows.lll(delta=0.99)
-    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and _fpylll():
+    fpylll = bkz.load()
+    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and fpylll is not None:
+        BKZ, IntegerMatrix = fpylll
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
         budget = {} if deadline is None else {"max_time": max(0.001, deadline - time.perf_counter())}
         BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=BKZ_LOOPS, flags=BKZ.AUTO_ABORT, **budget))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
     return rows
-
-
-def _fpylll() -> bool:
-    """Whether fpylll's BKZ is usable (retrying an import that failed off the main thread)."""
-    global BKZ, IntegerMatrix
-    if BKZ is None:
-        try:
-            from fpylll import BKZ, IntegerMatrix
-        except (ImportError, ValueError):
-            return False
-    return True
 
 
 def _float_data(lattice: Lattice) -> None:
