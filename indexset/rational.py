@@ -14,6 +14,8 @@ from fractions import Fraction
 import flint
 import numpy as np
 
+from indexset.errors import InputError
+
 
 def integer_numerators(array: np.ndarray, denominator: int = 1) -> tuple[np.ndarray, int]:
     """Write an integer or float array exactly as ``numerators / den``.
@@ -113,6 +115,21 @@ def fmpq_matrix(rows) -> flint.fmpq_mat:
 def fraction_rows(matrix: flint.fmpq_mat) -> list[list[Fraction]]:
     """The entries of a python-flint rational matrix as rows of Fractions."""
     return [[as_fraction(matrix[i, j]) for j in range(matrix.ncols())] for i in range(matrix.nrows())]
+
+
+def parse_fraction(text: str, source: str = "<activation>") -> Fraction:
+    """Parse a decimal or ``p/q`` string into an exact Fraction.
+
+    Raises
+    ------
+    indexset.errors.InputError
+        If the text is not a finite rational number.
+    """
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise InputError(source, f"{text!r} is not a number (use a decimal or p/q)") from None
+    return value
 
 
 def max_abs(numerators: np.ndarray, den: int) -> Fraction:

@@ -27,13 +27,12 @@ import numpy as np
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.exact.verify import verify
-from indexset.large.gram import gram_applies, gram_decide
 from indexset.model.activations import ODD_LINEAR, UNCOVERED
 from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.search.decide import Clock, decide_system
+from indexset.search.decide import BRUTE_WIDTH, Clock, decide_system
 from indexset.search.system import build_system
 from indexset.theory import stacks
 from indexset.theory.degenerate import decide_degenerate
@@ -172,8 +171,10 @@ def _solve_block(instance: Instance, options: Options, clock: Clock) -> Result:
         decided = bias_inside_verdict(instance, degeneracy, stages)
         if decided is not None:
             return decided
-    if "gram" not in options.ablate and gram_applies(instance) and instance.d**2 * instance.n > GRAM_SIZE:
+    if "gram" not in options.ablate and instance.n <= instance.d**2 and instance.d**2 * instance.n > GRAM_SIZE:
         # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
+        from indexset.large.gram import gram_decide  # scipy's sparse eigensolver, only for large blocks
+
         result = gram_decide(instance, tol=options.tol, target_class=options.target_class)
         if result.decided:
             return result
@@ -200,6 +201,7 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
         system, find_all=options.find_all, min_size=instance.d, clock=clock, seed=options.seed, engines=options.engines,
         progress=options.progress, cluster=options.cluster, prune_system="prune" not in options.ablate,
         use_lattice="lattice" not in options.ablate, check_fixed=rank_test if options.tol is None else None,
+        brute_width=BRUTE_WIDTH if not options.ablate else 0,
     )
     for key in ("reduce", "prune", "engines", "search"):
         if key in decided.stages:

@@ -13,9 +13,9 @@ import os
 import sys
 import threading
 
-import indexset.workflows.bench as bench
 from indexset.cli.common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
 from indexset.errors import InputError
+from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
 
 
 def register(sub) -> None:
@@ -25,11 +25,11 @@ def register(sub) -> None:
     parser.add_argument("--widths", default="10:80:10", help="widths: START:STOP:STEP (STOP included), or a comma list of those and integers (default 10:80:10)")
     parser.add_argument("--seeds", type=int, default=3, metavar="K", help="seeds per width (default 3)")
     parser.add_argument("--first-seed", type=int, default=0, metavar="S", help="seeds are S, S+1, ..., S+K−1 (default 0)")
-    parser.add_argument("--family", choices=bench.FAMILIES, default="planted", help="instance family (default planted)")
+    parser.add_argument("--family", choices=BENCH_FAMILIES, default="planted", help="instance family (default planted)")
     parser.add_argument("--range", type=int, metavar="R", help="entries in [−R, R] (planted, random; default: the constructor's)")
     parser.add_argument("--density", type=float, help="family hard: target density (default 1)")
     parser.add_argument("--unplanted", action="store_true", help="family hard: draw probable negatives")
-    parser.add_argument("--methods", default="pipeline", help=f"comma list from {','.join(bench.METHODS)} (default pipeline)")
+    parser.add_argument("--methods", default="pipeline", help=f"comma list from {','.join(BENCH_METHODS)} (default pipeline)")
     parser.add_argument("--time-limit", type=float, default=30.0, metavar="S", help="seconds per run (default 30)")
     parser.add_argument("--out", metavar="JSON", help="write every run here")
     parser.add_argument("--plot", metavar="PNG", help="write the time-against-width plot here")
@@ -42,14 +42,16 @@ def register(sub) -> None:
 
 def _methods(text: str) -> tuple:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in bench.METHODS]
+    unknown = [name for name in names if name not in BENCH_METHODS]
     if unknown or not names:
-        raise InputError("--methods", f"unknown method {unknown[0] if unknown else '(none)'!r}; choose from {', '.join(bench.METHODS)}")
+        raise InputError("--methods", f"unknown method {unknown[0] if unknown else '(none)'!r}; choose from {', '.join(BENCH_METHODS)}")
     return names
 
 
-def sweep_from_args(args) -> bench.Sweep:
+def sweep_from_args(args):
     """The :class:`indexset.workflows.bench.Sweep` the options describe (validated)."""
+    import indexset.workflows.bench as bench  # numerics only when a sweep runs
+
     if args.seeds < 1:
         raise InputError("--seeds", f"need at least one seed, got {args.seeds}")
     if args.first_seed < 0:
@@ -65,6 +67,8 @@ def sweep_from_args(args) -> bench.Sweep:
 
 def run(args) -> int:
     """Run (or reload) the sweep; print the table; write JSON and PNG."""
+    import indexset.workflows.bench as bench  # numerics only when a sweep runs
+
     _check_paths(args)
     if args.source:
         report = _load(args.source)
@@ -104,7 +108,9 @@ def _load(path: str) -> dict:
 
 
 # ------------------------------------------------------------ progress
-def _run(sweep: bench.Sweep, args) -> dict:
+def _run(sweep, args) -> dict:
+    import indexset.workflows.bench as bench  # numerics only when a sweep runs
+
     stop = threading.Event()
     with StopOnInterrupt(stop), _progress_display() as progress, cluster_from_args(args, always=False) as cluster:
         runner = None
@@ -247,6 +253,8 @@ def _print_footer(report: dict, args) -> None:
 
 def _example_run(report: dict):
     """The point most worth re-running: a disagreeing method, else the slowest run."""
+    import indexset.workflows.bench as bench  # numerics only when a sweep runs
+
     runs = [r for r in report["runs"] if r["status"] != bench.SKIPPED]
     for p in report["disagreements"]:
         involved = [p.get("method")] + [x["method"] for x in p.get("infeasible", [])]

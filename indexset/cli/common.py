@@ -8,7 +8,6 @@ import sys
 from fractions import Fraction
 
 from indexset.errors import InputError
-from indexset.model.activations import parse_fraction
 
 
 def emit_json(payload: dict) -> None:
@@ -39,6 +38,8 @@ def parse_tolerance(text: str | None) -> Fraction | None:
     """Parse ``--tol`` as an exact nonnegative rational."""
     if text is None:
         return None
+    from indexset.rational import parse_fraction  # numpy and flint only when there is a number to read
+
     value = parse_fraction(text, "--tol")
     if value < 0:
         raise InputError("--tol", "tolerance must be ≥ 0")

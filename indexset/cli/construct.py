@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-import indexset.workflows.construct as construct
 from indexset.errors import InputError
+from indexset.workflows.vocabulary import DEGENERACIES, DTYPES, SKIPS
 
 _OPTIONS = {
     "d": (("--d",), {"type": int, "help": "dimension d"}),
@@ -19,12 +19,12 @@ _OPTIONS = {
     "range": (("--range",), {"type": int, "metavar": "R", "help": "integer entries (numerators) in [−R, R]"}),
     "activation": (("--activation",), {"help": "activation name, e.g. relu, gelu, leaky_relu:1/2"}),
     "biases": (("--biases",), {"action": "store_true", "help": "draw random biases"}),
-    "skip": (("--skip",), {"choices": construct.SKIPS, "help": "skip matrix A (default identity)"}),
+    "skip": (("--skip",), {"choices": SKIPS, "help": "skip matrix A (default identity)"}),
     "denominator": (("--denominator",), {"type": int, "metavar": "Q", "help": "store integer numerators over Q"}),
     "streams": (("--streams",), {"type": int, "help": "mhc: number of residual streams (divides d)"}),
-    "dtype": (("--dtype",), {"choices": construct.DTYPES, "help": "integer or Gaussian float weights"}),
+    "dtype": (("--dtype",), {"choices": DTYPES, "help": "integer or Gaussian float weights"}),
     "tol": (("--tol",), {"help": "tolerance the planted S must meet (default 1e-9)"}),
-    "kind": (("--kind",), {"choices": construct.DEGENERACIES, "help": "which degeneracy to create"}),
+    "kind": (("--kind",), {"choices": DEGENERACIES, "help": "which degeneracy to create"}),
     "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
     "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
     "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),
@@ -74,6 +74,8 @@ def run(args) -> int:
     if not args.output.endswith(".npz"):
         raise InputError(args.output, "output file name must end in .npz")
     options = {name: getattr(args, name) for name in args.options if hasattr(args, name)}
+    import indexset.workflows.construct as construct  # numerics only once a family is built
+
     instance = construct.build(args.family, **options)
     construct.write_reproducible(instance, args.output)
     planted = instance.planted

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import indexset.model.loading as loading
-import indexset.model.stack as stack
-import indexset.theory.degenerate as degenerate
-import indexset.theory.explain as explain
-import indexset.theory.stacks as stacks
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import add_class_option, emit_json
-from indexset.model.instance import Instance
-from indexset.theory.nondegeneracy import find_degeneracy
 
 
 def register(sub) -> None:
@@ -22,8 +15,12 @@ def register(sub) -> None:
     parser.set_defaults(run=run)
 
 
-def report(instance: Instance, target_class: str = "affine") -> dict:
+def report(instance, target_class: str = "affine") -> dict:
     """Everything ``info`` reports, as a JSON-ready dict."""
+    import indexset.theory.degenerate as degenerate
+    import indexset.theory.explain as explain
+    from indexset.theory.nondegeneracy import find_degeneracy
+
     degeneracy = find_degeneracy(instance)
     act = instance.act
     return {
@@ -51,6 +48,9 @@ def report(instance: Instance, target_class: str = "affine") -> dict:
 
 def run(args) -> int:
     """Print the description; exit 0."""
+    import indexset.model.loading as loading
+    import indexset.model.stack as stack
+
     loaded = loading.load_any(args.file)
     if isinstance(loaded, stack.Stack):
         return _run_stack(loaded, args)
@@ -75,6 +75,8 @@ def run(args) -> int:
 
 def _run_stack(loaded, args) -> int:
     """``info`` for a stack file: the stack's argument and each block's description."""
+    import indexset.theory.stacks as stacks
+
     info = dict(stacks.report(loaded, args.target_class), blocks=[report(block, args.target_class) for block in loaded.blocks])
     if args.json:
         emit_json(info)

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import re
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import add_class_option, emit_json, parse_tolerance
-from indexset.large.scan import scan
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
 
@@ -35,7 +31,7 @@ def register(sub) -> None:
     parser.set_defaults(run=run)
 
 
-def _progress_callback(progress: Progress):
+def _progress_callback(progress):
     state = {}
 
     def callback(done, total, row):
@@ -49,6 +45,11 @@ def _progress_callback(progress: Progress):
 
 def run(args) -> int:
     """Scan, print the table (or JSON); exit as :attr:`ScanReport.exit_code`."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from indexset.large.scan import scan
+
     tol = parse_tolerance(args.tol)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -7,12 +7,6 @@ import threading
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import Progress, StopOnInterrupt, add_class_option, add_cluster_options, cluster_from_args, emit_json, parse_tolerance, time_budget
 from indexset.errors import InputError
-from indexset.exact.witness_files import write_block_witness, write_stack_witness
-from indexset.model.instance import Instance
-from indexset.model.loading import load_any
-from indexset.model.stack import Stack
-from indexset.result import ABSORBABLE, Result
-from indexset.solver import solve
 
 
 def register(sub) -> None:
@@ -48,6 +42,11 @@ def _engines(text):
 
 def run(args) -> int:
     """Exit 0 absorbable, 1 not absorbable (proven), 3 unknown."""
+    from indexset.model.loading import load_any
+    from indexset.model.stack import Stack
+    from indexset.result import ABSORBABLE
+    from indexset.solver import solve
+
     instance = load_any(args.file)
     is_stack = isinstance(instance, Stack)
     if is_stack and (args.all or args.count or args.tol is not None or args.format != "npz"):
@@ -64,6 +63,8 @@ def run(args) -> int:
     if args.count:
         payload["solutions"] = None
     if args.witness and result.status == ABSORBABLE:
+        from indexset.exact.witness_files import write_block_witness, write_stack_witness
+
         if is_stack:
             payload["witness"] = write_stack_witness(instance, result, args.witness)
         else:
@@ -75,7 +76,7 @@ def run(args) -> int:
     return result.exit_code
 
 
-def _print(instance: Instance, result: Result, payload: dict, args) -> None:
+def _print(instance, result, payload: dict, args) -> None:
     label = {"absorbable": "ABSORBABLE", "not_absorbable": "NOT ABSORBABLE", "unknown": "UNKNOWN"}[result.status]
     print(f"{args.file}: {label}" + (" (extension beyond the paper)" if result.extension else ""))
     print(f"  class    {result.target_class}: {DEFINITIONS[result.target_class]}")

@@ -14,9 +14,6 @@ import threading
 import time
 
 from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
-from indexset.result import Result
-from indexset.search.decide import decide_system
-from indexset.search.systemfile import load_system
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
@@ -37,6 +34,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
+    from indexset.search.decide import decide_system
+    from indexset.search.systemfile import load_system
+
     time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
     start = time.perf_counter()
     system = load_system(args.file)
@@ -65,7 +65,7 @@ def _vector(support, n: int) -> list[int]:
     return z
 
 
-def _payload(result: Result, n: int, args, elapsed: float) -> dict:
+def _payload(result, n: int, args, elapsed: float) -> dict:
     """The documented JSON object (plus ``reason`` and, with --all, ``solutions``)."""
     payload = {
         "status": result.status,
@@ -80,7 +80,7 @@ def _payload(result: Result, n: int, args, elapsed: float) -> dict:
     return payload
 
 
-def _print(result: Result, payload: dict, args) -> None:
+def _print(result, payload: dict, args) -> None:
     label = {"feasible": "FEASIBLE", "infeasible": "INFEASIBLE", "unknown": "UNKNOWN"}[result.status]
     print(f"{args.file}: {label}")
     print(f"  why       {result.reason}")

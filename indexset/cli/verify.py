@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from indexset.cli.common import emit_json, parse_index_set, parse_tolerance
-from indexset.exact.verify import approximate, verify
-from indexset.exact.witness_files import write_witness
-from indexset.model.instance import Instance
 
 
 def register(sub) -> None:
@@ -22,6 +19,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     """Exit 0 when S satisfies (★) (and the witness checks out), else 1."""
+    from indexset.exact.verify import approximate, verify
+    from indexset.exact.witness_files import write_witness
+    from indexset.model.instance import Instance
+
     instance = Instance.load(args.file)
     index_set = parse_index_set(args.index_set)
     report = verify(instance, index_set, tol=parse_tolerance(args.tol))

@@ -17,9 +17,9 @@ from fractions import Fraction
 
 import flint
 import numpy as np
-from scipy.special import erf, expit
 
 from indexset.errors import InputError
+from indexset.rational import parse_fraction
 
 ODD_LINEAR = "odd_linear"
 HOMOGENEOUS = "homogeneous"
@@ -96,6 +96,8 @@ def _relu2_rational(v):
 
 
 def _gelu(z):
+    from scipy.special import erf  # scipy costs a third of a second to import: only for float forwards
+
     return 0.5 * z * (1.0 + erf(z / math.sqrt(2.0)))
 
 
@@ -105,7 +107,13 @@ def _gelu_tanh(z):
 
 
 def _silu(z):
-    return z * expit(z)
+    return z * _sigmoid(z)
+
+
+def _sigmoid(z):
+    from scipy.special import expit
+
+    return expit(z)
 
 
 def _softplus(z):
@@ -180,27 +188,12 @@ _FIXED = {
             "MATH.md §4: the sigmoid-gated GLU has g(0) = 1/2, which none of the "
             "paper's results covers; the answer is unknown"
         ),
-        forward=_gated(expit),
-        gate=expit,
+        forward=_gated(_sigmoid),
+        gate=_sigmoid,
     ),
 }
 
 NAMES = tuple(_FIXED) + ("leaky_relu:ALPHA",)
-
-
-def parse_fraction(text: str, source: str = "<activation>") -> Fraction:
-    """Parse a decimal or ``p/q`` string into an exact Fraction.
-
-    Raises
-    ------
-    InputError
-        If the text is not a finite rational number.
-    """
-    try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise InputError(source, f"{text!r} is not a number (use a decimal or p/q)") from None
-    return value
 
 
 def _leaky(alpha: Fraction) -> Activation:

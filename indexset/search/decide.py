@@ -7,7 +7,8 @@ solver (condition (★), MATH.md §5–6), the degenerate-weights decision
 
 1. a row ``0 = t ≠ 0`` found while building the system;
 2. exact linear algebra (exact mode): span certificate, unique real
-   solution, integer lattice (:mod:`indexset.search.reduce`);
+   solution, integer lattice (:mod:`indexset.search.reduce`); a small
+   system that is still open is then enumerated directly;
 3. pruning: interval fixings (Numba), an optional caller's check of the
    fixings (the block solver's rank test), independent parts;
 4. the portfolio of engines on each part (:mod:`indexset.search.portfolio`);
@@ -27,7 +28,6 @@ from dataclasses import dataclass, field
 
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.engines.brute import solve_system_brute
-from indexset.search.prune import no_pruning, prune, subsystem, whole_part
 from indexset.search.reduce import reduce_system
 from indexset.search.system import System
 
@@ -90,7 +90,8 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         ``check_fixed(fixed) -> str | None``: a caller's proof that no
         solution exists once the fixings are known (None: no proof).
     brute_width : int
-        Systems with at most this many unknowns are enumerated directly.
+        Exact systems with at most this many unknowns that linear algebra
+        leaves open are enumerated directly instead of searched.
     engine_options : dict, optional
         Engine-specific options (``workers`` for a lattice engine alone, ...).
 
@@ -127,8 +128,6 @@ class _Decision:
             label = system.rows[system.infeasible_row]
             return self.infeasible(f"row {label} reads 0 = t ≠ 0" + (" beyond its slack" if system.slack is not None else ""),
                                    {"kind": "zero_row", "row": list(label) if isinstance(label, tuple) else label})
-        if system.slack is None and 0 < system.n <= brute_width:
-            return self._brute()
         if system.slack is None:
             if reduction is None:
                 began = time.perf_counter()
@@ -137,6 +136,8 @@ class _Decision:
             decided = self._by_linear_algebra(reduction)
             if decided is not None:
                 return decided
+            if 0 < system.n <= brute_width:
+                return self._brute()  # a few thousand supports: cheaper than starting the engines
         if not use_lattice:
             reduction = None  # no kernel coordinates: CP-SAT models M z = t directly
         return self._search(reduction, prune_system, check_fixed)
@@ -172,6 +173,8 @@ class _Decision:
         return None
 
     def _search(self, reduction, prune_system, check_fixed) -> Result:
+        from indexset.search.prune import no_pruning, prune, subsystem, whole_part  # the Numba kernels, only when searching
+
         system = self.system
         began = time.perf_counter()
         pruning = prune(system) if prune_system else no_pruning(system)

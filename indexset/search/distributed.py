@@ -51,7 +51,6 @@ import uuid
 import numpy as np
 
 from indexset.errors import InputError
-from indexset.search.engines import lattice as lattice_engine
 from indexset.search.system import System
 
 PARTS = 256
@@ -90,6 +89,13 @@ START_TIMEOUT = "60s"
 
 CONNECT_TIMEOUT = "20s"
 """How long connecting to a given scheduler may take before it is bad input."""
+
+
+def _lattice():
+    """The lattice engine module (imported on first use: the Numba kernels)."""
+    from indexset.search.engines import lattice
+
+    return lattice
 
 
 # ============================================================== cluster
@@ -146,7 +152,9 @@ class Cluster:
             return False  # failed before, or a small lattice (no estimate): seconds at most
         if seconds_left is not None and seconds_left < self.min_seconds:
             return False
-        return float(estimated_nodes) * lattice_engine.NODE_SECONDS >= self.min_seconds
+        from indexset.search.engines.lattice import NODE_SECONDS
+
+        return float(estimated_nodes) * NODE_SECONDS >= self.min_seconds
 
     def client(self):
         """The Dask client, connecting or starting the local cluster on first use.
@@ -340,7 +348,7 @@ def warm_kernels() -> None:
     rng = np.random.default_rng(0)
     A = rng.integers(0, 31, size=(3, 30))
     system = plain_system(A, A @ rng.integers(0, 2, size=30))
-    lattice_engine.search(system, find_all=True, workers=2)  # D > SPLIT_FROM: start_below too
+    _lattice().search(system, find_all=True, workers=2)  # D > SPLIT_FROM: start_below too
 
 
 # ========================================================== cut-off flag
@@ -399,7 +407,7 @@ class RemoteStop:
 # ========================================================= split search
 def subproblem(system: System, lattice) -> dict:
     """Plain data shared by every part of one split search (numpy arrays, ints)."""
-    mask = lattice_engine.coordinate_mask(system, lattice)
+    mask = _lattice().coordinate_mask(system, lattice)
     return {"lattice": lattice.payload(), "M": system.M, "t": system.t, "coord_mask": mask}
 
 
@@ -427,11 +435,11 @@ def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadl
         ``index``, ``seconds`` and ``worker`` (host:pid).
     """
     began = time.perf_counter()
-    lattice = lattice_engine.Lattice.from_payload(shared["lattice"])
+    lattice = _lattice().Lattice.from_payload(shared["lattice"])
     system = System(shared["M"], shared["t"])
     deadline = None if deadline_epoch is None else began + (deadline_epoch - time.time())
     stop = RemoteStop(cutoff, index) if cutoff else None
-    outcome = lattice_engine.search_subtree(system, lattice, prefix, level, find_all=find_all, deadline=deadline, stop=stop, coord_mask=shared["coord_mask"])
+    outcome = _lattice().search_subtree(system, lattice, prefix, level, find_all=find_all, deadline=deadline, stop=stop, coord_mask=shared["coord_mask"])
     outcome.update(index=index, seconds=round(time.perf_counter() - began, 4), worker=f"{os.uname().nodename}:{os.getpid()}")
     return outcome
 
@@ -475,7 +483,7 @@ def enumerate_split(system: System, lattice, cluster: Cluster, find_all: bool, d
     if client is None:
         return None
     target = cluster.parts or max(PARTS, PARTS_PER_WORKER * cluster.threads())
-    prefixes, level, split_nodes = lattice_engine.split_tree(system, lattice, target, deadline, stop)
+    prefixes, level, split_nodes = _lattice().split_tree(system, lattice, target, deadline, stop)
     facts = {"split_level": level, "parts": len(prefixes or []), "split_nodes": split_nodes, "cluster": cluster.to_json()}
     if prefixes is None:
         return [], False, _halt_reason(deadline, stop) or "stopped", dict(facts, nodes=split_nodes)
@@ -594,7 +602,7 @@ class _Parts:
         if progress is None or now - self.last_report < 1.0:
             return
         self.last_report = now
-        progress({"engine": lattice_engine.NAME, "nodes": sum(r["nodes"] for r in self.results.values()), "parts_done": len(self.results), "parts": self.count, "solutions": sum(len(r["solutions"]) for r in self.results.values()), "elapsed_s": round(now - began, 3)})
+        progress({"engine": _lattice().NAME, "nodes": sum(r["nodes"] for r in self.results.values()), "parts_done": len(self.results), "parts": self.count, "solutions": sum(len(r["solutions"]) for r in self.results.values()), "elapsed_s": round(now - began, 3)})
 
     def facts(self, split_nodes: int) -> dict:
         """Per-part node counts and times (index order; None for parts not run)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from indexset.model.instance import Instance
@@ -87,22 +86,15 @@ def direction(row) -> tuple[int, ...] | None:
 def row_classes(instance: Instance) -> list[list[int]]:
     """Units grouped by the line through 0 their W_up row lies on.
 
-    Zero rows are left out. Built as connected components of the
-    "same line" graph, so each class lists its units in increasing order.
+    Zero rows are left out; each class lists its units in increasing order.
     """
     numerators, _ = instance.exact("W_up")
-    graph = nx.Graph()
-    by_direction: dict[tuple, int] = {}
+    by_direction: dict[tuple, list[int]] = {}
     for unit in range(instance.n):
         key = direction(numerators[unit])
-        if key is None:
-            continue
-        graph.add_node(unit)
-        if key in by_direction:
-            graph.add_edge(by_direction[key], unit)
-        else:
-            by_direction[key] = unit
-    return sorted(sorted(component) for component in nx.connected_components(graph))
+        if key is not None:
+            by_direction.setdefault(key, []).append(unit)
+    return sorted(by_direction.values())
 
 
 SCREEN_FROM = 20_000

@@ -46,11 +46,12 @@ from indexset.search import bkz
 from indexset.search.engines import brute, cpsat
 from indexset.search.system import build_system
 from indexset.solver import solve
+from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
 
-METHODS = ("pipeline", "cpsat-plain", "milp", "brute", "no-prune", "no-lattice")
+METHODS = BENCH_METHODS
 """Methods a sweep can run (see the module docstring)."""
 
-FAMILIES = ("planted", "random", "hard")
+FAMILIES = BENCH_FAMILIES
 """Instance families a sweep can draw from."""
 
 ABLATE = {"pipeline": (), "no-prune": ("prune",), "no-lattice": ("lattice",)}

@@ -45,14 +45,10 @@ from indexset.errors import InputError
 from indexset.exact.verify import verify
 from indexset.model.activations import HOMOGENEOUS, ODD_LINEAR
 from indexset.model.instance import Instance
-from indexset.rational import as_fraction, fmpq_matrix
+from indexset.rational import as_fraction, fmpq_matrix, parse_fraction
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.theory.nondegeneracy import direction, find_degeneracy
-
-FAMILIES = ("planted", "random", "float_planted", "degenerate", "hard", "gated", "homogeneous", "stack")
-SKIPS = ("identity", "unimodular", "permutation", "mhc")
-DEGENERACIES = ("duplicate", "collinear", "zero_row", "zero_column", "dimension_one")
-DTYPES = ("int", "float")
+from indexset.workflows.vocabulary import DEGENERACIES, DTYPES, FAMILIES, SKIPS
 
 BRUTE_CHECK_WIDTH = 16
 """``random`` confirms by brute force that no S exists up to this width."""
@@ -239,7 +235,7 @@ def float_planted(
     k = _default_k(d, n, k)
     _check_common(d=d, n=n, k=k, bound=1, seed=seed, min_d=2)
     act = _odd_linear(activation)
-    tolerance = activations.parse_fraction(str(tol), "tol")
+    tolerance = parse_fraction(str(tol), "tol")
     if tolerance <= 0:
         raise InputError("tol", "tolerance must be > 0")
     rng = np.random.default_rng(seed)
