@@ -111,7 +111,7 @@ CHUNK_SECONDS = 0.05
 """Target wall time of one kernel call between time-limit / stop checks."""
 
 
-def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None) -> Result:
+def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None) -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
     Parameters
@@ -148,6 +148,13 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         process. The engine only calls the cluster's ``accepts`` and
         ``enumerate_split``: the split search builds on this engine, never
         the other way round.
+    plan : callable, optional
+        ``plan(predicted_seconds) -> (workers, more)``, called once the
+        basis is reduced, with the predicted enumeration time (None when the
+        tree is too small to estimate). It overrides ``workers``; ``more``
+        is None or a ``threading.Event`` whose setting adds one more worker
+        thread to the running enumeration (the portfolio gives a core back
+        when CP-SAT has had its share).
 
     Returns
     -------
@@ -183,7 +190,11 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
             solutions, complete, interrupted, facts = outcome
             return _result(solutions, complete, find_all, interrupted, start, {**stages, **facts})
         stages["cluster"] = cluster.problem or "not started (stopped first)"
-    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
+    more = None
+    if plan is not None:
+        estimated = stages.get("estimated_nodes")
+        workers, more = plan(None if estimated is None else estimated * NODE_SECONDS)
+    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)), more)
 
 
 def _unknown(start: float, reason: str, stages: dict | None = None) -> Result:
@@ -353,12 +364,12 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     facts : dict
         Estimated nodes and the number of candidates tried.
     """
-    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
-    facts = {"candidates": 1}
-    if lattice.problem or lattice.infeasible or lattice.D < CANDIDATES_FROM:
+    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline)
+    if lattice.problem or lattice.infeasible or lattice.D <= SPLIT_FROM:
         return lattice, facts
-    estimate = estimate_nodes(lattice, ESTIMATE_PROBES, seed)
-    facts["estimated_nodes"] = int(estimate)
+    estimate = facts["estimated_nodes"]
+    if lattice.D < CANDIDATES_FROM:
+        return lattice, facts
     # Knuth's estimate is unbiased but heavy-tailed: with this few probes it
     # was within ~4× either way on the benchmark trees; candidates pay only
     # when the tree is long, since each costs a full LLL + BKZ. The cost
@@ -384,6 +395,32 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
             best, score = other, profile_score(other)
     facts["candidates"] = tries + 1
     return best, facts
+
+
+def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline):
+    """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
+
+    BKZ-20 costs about ``BASIS_SECONDS · D²`` (0.15 s at D = 66) and cuts
+    the trees of the (★) families 10–20×; on trees a few milliseconds long
+    it only adds its own cost.
+    """
+    if not bkz_block:
+        lattice = build_lattice(reduction, 0, embedding, deadline=deadline)
+        return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": "off"})
+    lll = build_lattice(reduction, 0, embedding, deadline=deadline)
+    facts = _estimated(lll, seed, {"candidates": 1})
+    if lll.problem or lll.infeasible or ("estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2):
+        facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
+        return lll, facts
+    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
+    return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": bkz_block})
+
+
+def _estimated(lattice: Lattice, seed: int, facts: dict) -> dict:
+    """``facts`` with the tree-size estimate of a searchable lattice of more than :data:`SPLIT_FROM` levels."""
+    if not (lattice.problem or lattice.infeasible) and lattice.D > SPLIT_FROM:
+        facts["estimated_nodes"] = int(estimate_nodes(lattice, ESTIMATE_PROBES, seed))
+    return facts
 
 
 def estimate_nodes(lattice: Lattice, probes: int, seed: int) -> float:
@@ -587,19 +624,19 @@ def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarra
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
 
 
-def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
-    """Run the enumeration (split over threads when ``workers > 1``)."""
+def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers, more=None) -> Result:
+    """Run the enumeration (split over threads when ``workers > 1`` or more may join)."""
     began = time.perf_counter()
     run = _Run(system, lattice, find_all, deadline, stop)
     run.estimate = stages.get("estimated_nodes")
-    if workers > 1 and lattice.D > SPLIT_FROM:
-        complete = _parallel(run, workers, progress, start)
+    if (workers > 1 or more is not None) and lattice.D > SPLIT_FROM:
+        complete = _parallel(run, workers, progress, start, more)
     else:
         complete = run.drive(run.new_state(), lattice.D, -1, progress=lambda: run.report(progress, start))
-    stages = {**stages, "nodes": run.nodes, "workers": max(1, workers), "coord_levels_off": int((run.coord[0] == 0).sum()), "enumerate_s": round(time.perf_counter() - began, 4)}
+    stages = {**stages, "nodes": run.nodes, "workers": run.workers or max(1, workers), "coord_levels_off": int((run.coord[0] == 0).sum()), "enumerate_s": round(time.perf_counter() - began, 4)}
     if run.split_level is not None:
         stages.update(split_level=run.split_level, subtrees=run.subtrees)
-    solutions = sorted(run.solutions) if workers > 1 else run.solutions
+    solutions = sorted(run.solutions) if run.workers > 1 else run.solutions
     return _result(solutions, complete and run.interrupted is None, find_all, run.interrupted, start, stages)
 
 
@@ -622,6 +659,7 @@ class _Run:
         self.split_level = None
         self.subtrees = 0
         self.estimate = None
+        self.workers = 0  # threads that walked the tree (0: the calling thread alone)
         a = lattice.arrays
         # Shared by the threads: racing counter updates only blur a heuristic.
         self.coord = np.zeros((3, lattice.D), dtype=np.int64)
@@ -695,9 +733,14 @@ class _Run:
             progress(counters)
 
 
-def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
-    """Hand subtrees of one split level to worker threads (the kernel releases the GIL)."""
-    prefixes, level = _split(run, SUBTREES_PER_WORKER * workers)
+def _parallel(run: _Run, workers: int, progress, start: float, more=None) -> bool:
+    """Hand subtrees of one split level to worker threads (the kernel releases the GIL).
+
+    When ``more`` is set during the walk, one more worker joins (the split
+    is made for that many from the start, so it has work to take).
+    """
+    planned = workers + (1 if more is not None else 0)
+    prefixes, level = _split(run, SUBTREES_PER_WORKER * planned)
     if prefixes is None:
         return False  # halted while splitting
     run.split_level, run.subtrees = level, len(prefixes)
@@ -718,13 +761,22 @@ def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
             failures.append(exc)
             run.interrupted = "failed"
 
-    threads = [threading.Thread(target=worker, name=f"indexset-enumerate-{i}") for i in range(workers)]
-    for thread in threads:
+    def launch():
+        thread = threading.Thread(target=worker, name=f"indexset-enumerate-{len(threads)}")
+        threads.append(thread)
+        run.workers = len(threads)
         thread.start()
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(0.2)
-            run.report(progress, start)
+
+    threads: list[threading.Thread] = []
+    for _ in range(workers):
+        launch()
+    alive = threads
+    while alive:
+        if more is not None and more.is_set() and len(threads) < planned and queue:
+            launch()
+        alive[0].join(0.2)
+        run.report(progress, start)
+        alive = [thread for thread in threads if thread.is_alive()]
     if failures:
         raise failures[0]
     return len(finished) == len(prefixes)
@@ -866,7 +918,7 @@ class LatticeEngine:
     """The lattice enumeration engine as an :class:`indexset.search.engines.Engine`."""
 
     name = NAME
-    options = ("bkz_block", "embedding", "workers", "cluster")
+    options = ("bkz_block", "embedding", "workers", "cluster", "plan")
 
     def search(self, system, reduction=None, **options) -> Result:
         """See :func:`search`."""
