@@ -198,6 +198,7 @@ class _Decision:
             result = self._search_part(sub, reduction, pruning, len(parts) == 1, names)
             per_part.append((result, [[columns[i] for i in support] for support in (result.solutions or [])]))
             if result.status == INFEASIBLE:
+                self.stages["search"] = {result.engine: result.stages}
                 return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
                                        {"kind": "search", "part": columns}, result.engine)
             if result.status == UNKNOWN and not (self.find_all and per_part[-1][1]):

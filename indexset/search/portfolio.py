@@ -35,7 +35,7 @@ from indexset.search.engines import NAMES, get_engine
 ENGINES = ("lattice", "cpsat")
 """The engines raced by default."""
 
-CPSAT_FROM = 1.0
+CPSAT_FROM = 10.0
 """Predicted enumeration seconds from which CP-SAT runs beside the lattice engine."""
 
 CPSAT_SHARE = 0.15
