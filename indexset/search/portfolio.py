@@ -40,11 +40,11 @@ CPSAT_FROM = 10.0
 
 CPSAT_SHARE = 0.15
 CPSAT_MIN_SECONDS = 3.0
-CPSAT_MAX_SECONDS = 120.0
+CPSAT_MAX_SECONDS = 30.0
 
 
 def cpsat_seconds(predicted: float) -> float:
-    """CP-SAT's share of a long search: 15 % of the predicted time, within [3 s, 120 s].
+    """CP-SAT's share of a long search: 15 % of the predicted time, within [3 s, 30 s].
 
     The planted d = 3, n = 90 family that CP-SAT solves and enumeration does
     not took it 16 s here; on unplanted systems CP-SAT never finishes, so
