@@ -27,8 +27,9 @@ HANG_S = 300  # a guard against a hung process, not a timing assertion
 
 @pytest.fixture
 def root(tmp_path):
-    """A working folder with the repository's ``instances/``, as the README's relative paths expect."""
-    (tmp_path / "instances").symlink_to(REPOSITORY / "instances", target_is_directory=True)
+    """A working folder that looks like the repository root: ``instances/``, and the source tree ``python -c`` imports from there."""
+    for name in ("instances", "indexset", "native"):
+        (tmp_path / name).symlink_to(REPOSITORY / name, target_is_directory=True)
     return tmp_path
 
 
@@ -75,7 +76,9 @@ def test_constructing_instances_block_runs(root, monkeypatch, capsys):
 
 @pytest.mark.parametrize("index", range(len(PYTHON)))
 def test_python_snippets_run(index, root):
-    process = subprocess.run([sys.executable, "-c", PYTHON[index]], cwd=root, capture_output=True, text=True, timeout=HANG_S)
+    """Each snippet in a fresh interpreter, importing indexset from the source tree as ``python`` in the repository root does."""
+    source = f"import indexset, sys; assert indexset.__file__.startswith({str(root)!r}), indexset.__file__\n" + PYTHON[index]
+    process = subprocess.run([sys.executable, "-c", source], cwd=root, capture_output=True, text=True, timeout=HANG_S)
     assert process.returncode == 0, process.stderr[-3000:]
 
 

@@ -27,7 +27,8 @@ exit status:
   2  bad input: one line on stderr, nothing written
 Figures: timeouts are hollow triangles at the time limit, other undecided runs
 crosses, runs in a disagreement a large red X. --from re-renders a saved
-report (table and --plot) without running anything.
+report (table and --plot) without running anything. Off a terminal, a
+progress line goes to stderr about every 10 s.
 """
 
 

@@ -236,8 +236,8 @@ class Progress:
     SLURM, CI), a heartbeat thread writes a line whenever
     :data:`PLAIN_SECONDS` have passed without one, with the latest
     counters, so long stretches without callbacks still show; a run that
-    lasted at least :data:`PLAIN_SECONDS` ends with a ``done`` line. The
-    thread is joined on exit.
+    lasted at least :data:`PLAIN_SECONDS` and ended without an exception
+    ends with a ``done`` line. The thread is joined on exit.
     """
 
     PLAIN_SECONDS = 10.0
@@ -306,7 +306,7 @@ class Progress:
             self._done.set()
             self._heartbeat.join()
             now = time.perf_counter()
-            if now - self._start >= self.PLAIN_SECONDS:
+            if exc[0] is None and now - self._start >= self.PLAIN_SECONDS:
                 self._show(now, " done")
 
 

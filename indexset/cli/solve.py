@@ -50,6 +50,8 @@ Float weights are decided at their exact binary values; "distance" (and the
 text line) brackets min over S of |c·W_down[:,S]·W_up[S,:] + A|_F by the
 certified Gram bound (MATH.md §6) when σ is odd-linear and n ≤ d²
 (null for exact weights).
+
+Off a terminal, a progress line goes to stderr about every 10 s.
 """
 
 

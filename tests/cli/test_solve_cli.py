@@ -20,6 +20,7 @@ from safetensors.numpy import load_file
 from indexset.cli.main import main
 from indexset.exact.verify import verify
 from indexset.exact.witness import check_forward
+from indexset.model.forward import forward_float
 from indexset.model.instance import Instance
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.workflows import construct
@@ -179,6 +180,25 @@ def test_witness_written_only_when_absorbable(options, tmp_path, capsys):
     assert np.allclose(tensors["down.bias"], block.float_array("b_down"))
 
 
+def test_witness_named_safetensors_is_safetensors(tmp_path, capsys):
+    """The file named is the file written, in its extension's format: no .npz beside it, no ZIP inside it."""
+    instance = construct.gated(activation="swiglu", d=2, n=6, seed=1, pairs=True)  # absorbable with biases in g (MATH.md §8.6)
+    path = save(instance, tmp_path)
+    out = tmp_path / "w.safetensors"
+    code, stdout, _err = run(capsys, "solve", path, "--json", "--witness", out)
+    payload = json.loads(stdout)  # a witness that is not a flip: no index set, so not solve_json's checks
+    assert code == 0 and payload["status"] == "absorbable" and payload["index_set"] is None
+    assert payload["witness"]["written"] == [str(out)] and payload["witness"]["formats"] == ["safetensors"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["block.npz", "w.safetensors"]
+    tensors = load_file(str(out))
+    assert set(tensors) == {"up.weight", "up.bias", "down.weight", "down.bias", "gate.weight"}
+    # down(σ(gate(x)) · up(x)) with the file's tensors equals f(x) = A x + (the block of f) on random points
+    x = np.random.default_rng(4).normal(size=(11, 2))
+    act = instance.act
+    g = act.forward(x @ tensors["gate.weight"].T, x @ tensors["up.weight"].T + tensors["up.bias"]) @ tensors["down.weight"].T + tensors["down.bias"]
+    assert np.allclose(g, forward_float(instance, x), rtol=1e-9, atol=1e-9)
+
+
 def test_no_witness_when_not_absorbable_or_unknown(tmp_path, capsys):
     for name, instance, expected in [
         ("random", construct.random(d=2, n=10, seed=7), 1),
@@ -240,6 +260,7 @@ def test_tiny_time_limit_is_unknown_or_right(tmp_path, capsys):
     ["--engines", "lattice,magic"],
     ["--all", "--count"],
     ["--format", "onnx"],
+    ["--format", "safetensors"],  # contradicts the witness name w.npz
     ["--seed", "x"],
 ])
 def test_bad_options_exit_2_with_one_line(extra, tmp_path, capsys):
