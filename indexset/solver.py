@@ -178,6 +178,7 @@ def _solve_block(instance: Instance, options: Options, clock: Clock) -> Result:
         result = gram_decide(instance, tol=options.tol, target_class=options.target_class)
         if result.decided:
             return result
+        stages["gram"] = {"reason": result.reason, "certificate": result.certificate}  # kept for distance()
     verdict = _Verdict(instance, degeneracy, stages, options, clock)
     if options.tol is None and hyper_info(instance) is not None:
         rank = rank_argument(instance)
@@ -286,3 +287,77 @@ def _bias_free_witness(result: Result) -> bool:
     """Whether a §7 witness has no bias inside σ."""
     block = (result.certificate or {}).get("witness", {})
     return all(Fraction(v) == 0 for v in block.get("b_up", []))
+
+
+# ================================================================ distance
+FLOAT_KEYS = ("W_up", "W_down", "skip", "b_up", "b_down", "W_gate")
+
+
+def distance(obj, result: Result | None = None, tol=None):
+    """The certified distance to (★) of a block with float weights (MATH.md §6), or why there is none.
+
+    ``min over S of ‖c·W_down[:,S]·W_up[S,:] + A‖_F`` is bracketed by the
+    Gram bound of :mod:`indexset.large.gram`: how far a float block is from
+    the exact equality that an exact-mode ``not_absorbable`` refuses. On
+    nondegenerate weights (★) is the criterion of absorbability, so this is
+    the distance to it in that sense.
+
+    Parameters
+    ----------
+    obj : Instance or Stack
+    result : Result, optional
+        What :func:`solve` answered for ``obj``: a Gram certificate it
+        carries is reused, and an exactly verified S (without ``tol``)
+        gives the distance 0.
+    tol : Fraction, optional
+        The tolerance ``result`` was found with.
+
+    Returns
+    -------
+    dict, list or None
+        None when no weight array is float (integer and rational weights
+        are decided exactly); for a block ``{"applies": True, "lower",
+        "upper", "relative_lower", "relative_upper", "nearest_S",
+        "upper_exact"}`` (relative: divided by ``‖A‖_F``) or
+        ``{"applies": False, "why"}``; for a stack a list of those, one
+        per block (``"block"``: its index).
+    """
+    if isinstance(obj, Stack):
+        per_block = [distance(block) for block in obj.blocks]
+        if all(entry is None for entry in per_block):
+            return None
+        return [dict(entry or {"applies": False, "why": "exact weights: decided exactly"}, block=index) for index, entry in enumerate(per_block)]
+    if not any(getattr(obj, key) is not None and getattr(obj, key).dtype.kind == "f" for key in FLOAT_KEYS):
+        return None
+    act = obj.act
+    if act.kind != ODD_LINEAR:
+        return {"applies": False, "why": f"σ = {act.name} is not odd-linear: (★), whose distance the Gram bound measures, is not its criterion"}
+    if obj.n > obj.d**2:
+        return {"applies": False, "why": f"n = {obj.n} > d² = {obj.d**2}: the real solution of M z = t is not unique, so the Gram bound (MATH.md §6) does not apply"}
+    if result is not None and result.verified and result.index_set is not None and tol is None:
+        return {"applies": True, "lower": 0.0, "upper": 0.0, "relative_lower": 0.0, "relative_upper": 0.0,
+                "nearest_S": list(result.index_set), "upper_exact": True}
+    certificate = _gram_certificate(obj, result)
+    if certificate is None:
+        from indexset.large.gram import gram_decide  # scipy, only for float blocks
+
+        gram = gram_decide(obj)
+        certificate = gram.certificate
+        if certificate is None:
+            return {"applies": False, "why": gram.reason}
+    return {
+        "applies": True,
+        "lower": certificate["distance_lower"], "upper": certificate["distance_upper"],
+        "relative_lower": certificate["relative_lower"], "relative_upper": certificate["relative_upper"],
+        "nearest_S": certificate["rounded_set"], "upper_exact": certificate["rounded_upper_exact"],
+    }
+
+
+def _gram_certificate(instance: Instance, result: Result | None) -> dict | None:
+    """The Gram certificate :func:`solve` already computed without a tolerance, if any."""
+    if result is None:
+        return None
+    for certificate in (result.certificate, (result.stages or {}).get("gram", {}).get("certificate")):
+        if certificate and certificate.get("kind") == "gram_distance_bound" and certificate.get("tolerance") is None:
+            return certificate
+    return None

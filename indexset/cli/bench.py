@@ -1,26 +1,43 @@
-"""``indexset bench``: search time against width, beside baselines, with plots.
+"""``indexset bench``: search time against width, beside baselines, with figures.
 
 Runs a sweep of :mod:`indexset.workflows.bench` (instances from the constructor and
-recorded seeds), shows a progress bar, prints a table (median, max, solved
-count per method and width), writes every run as JSON and the plot as PNG.
-Exit status 0, or 1 when methods disagree (the table says where).
+recorded seeds), shows progress (a bar on a terminal, a line about every 10 s
+otherwise), prints a table (median, max, solved count per method and width),
+writes every run as JSON and the figure as PDF, SVG or PNG
+(:mod:`indexset.workflows.plots`). Exit status 0, or 1 when methods disagree
+(the table says where).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import threading
 
-from indexset.cli.common import StopOnInterrupt, add_cluster_options, cluster_from_args, warn
+from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, warn
 from indexset.errors import InputError
 from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
+
+EPILOG = """\
+exit status:
+  0  every answer agrees (with the other methods, the exact verifier and the constructor)
+  1  a disagreement or a wrong claim (the table and stderr say where; the JSON has them all)
+  2  bad input: one line on stderr, nothing written
+Figures: timeouts are hollow triangles at the time limit, other undecided runs
+crosses, runs in a disagreement a large red X. --from re-renders a saved
+report (table and --plot) without running anything. Off a terminal, a
+progress line goes to stderr about every 10 s.
+"""
 
 
 def register(sub) -> None:
     """Add the ``bench`` subcommand."""
-    parser = sub.add_parser("bench", help="search time against width, beside baselines (CP-SAT, MILP, brute force)")
+    parser = sub.add_parser("bench", help="search time against width, beside baselines (CP-SAT, MILP, brute force)",
+                            description="Time every method on constructed instances (width × seed), check every answer against the others, "
+                                        "the exact verifier and the constructor, and print the table.",
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--d", type=int, default=2, help="dimension d (default 2)")
     parser.add_argument("--widths", default="10:80:10", help="widths: START:STOP:STEP (STOP included), or a comma list of those and integers (default 10:80:10)")
     parser.add_argument("--seeds", type=int, default=3, metavar="K", help="seeds per width (default 3)")
@@ -31,8 +48,8 @@ def register(sub) -> None:
     parser.add_argument("--unplanted", action="store_true", help="family hard: draw probable negatives")
     parser.add_argument("--methods", default="pipeline", help=f"comma list from {','.join(BENCH_METHODS)} (default pipeline)")
     parser.add_argument("--time-limit", type=float, default=30.0, metavar="S", help="seconds per run (default 30)")
-    parser.add_argument("--out", metavar="JSON", help="write every run here")
-    parser.add_argument("--plot", metavar="PNG", help="write the time-against-width plot here")
+    parser.add_argument("--out", metavar="JSON", help="write every run here (default: not written)")
+    parser.add_argument("--plot", metavar="FILE", help="write the time-against-width figure here: .pdf, .svg or .png, by the extension (default: not drawn)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--from", dest="source", metavar="JSON", help="re-render the table and plot of a saved report instead of running")
     parser.add_argument("--no-warmup", action="store_true", help="do not solve a tiny instance before timing")
@@ -80,14 +97,16 @@ def run(args) -> int:
             bench.write_json(report, args.out)
     _print_table(report, args.markdown)
     if args.plot:
-        bench.plot_report(report, args.plot)
+        from indexset.workflows.plots import plot_report  # matplotlib only for a figure
+
+        plot_report(report, args.plot)
     _print_footer(report, args)
     return 1 if report["disagreements"] else 0
 
 
 def _check_paths(args) -> None:
-    if args.plot and not args.plot.lower().endswith(".png"):
-        raise InputError("--plot", f"{args.plot!r}: the plot is a PNG file; use a name ending in .png")
+    if args.plot and os.path.splitext(args.plot)[1].lower() not in (".pdf", ".svg", ".png"):
+        raise InputError("--plot", f"{args.plot!r}: the figure format follows the extension; use .pdf, .svg or .png")
     if args.out and not args.out.lower().endswith(".json"):
         raise InputError("--out", f"{args.out!r}: use a name ending in .json")
     for option, path in (("--out", args.out), ("--plot", args.plot)):
@@ -122,24 +141,32 @@ def _run(sweep, args) -> dict:
 
 
 class _progress_display:
-    """A rich progress bar on a terminal; one line per finished run otherwise."""
+    """A rich progress bar on a terminal; otherwise :class:`indexset.cli.common.Progress` lines (about every 10 s)."""
 
     def __enter__(self):
         self._bar = None
+        self._lines = None
         if sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True))
+            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True))
             self._bar.__enter__()
             self._task = self._bar.add_task("bench", total=None)
+        else:
+            self._lines = Progress("bench", enabled=False).__enter__()
         return self
 
     def __call__(self, event: dict) -> None:
         if self._bar is not None:
             self._update_bar(event)
-        elif event["phase"] == "run" and event["status"] is not None:
-            warn(f"[{event['done']}/{event['total']}] {event['method']} n={event['n']} seed={event['seed']}: {event['status']} {event['time_s']:.3f} s")
+            return
+        counters = {"phase": {"construct": "constructing instances", "warmup": "warming up", "run": "runs"}[event["phase"]],
+                    "done": f"{event['done']}/{event['total']}"}
+        if event["phase"] == "run" and event["status"] is not None:
+            counters["last"] = f"{event['method']} n={event['n']} seed={event['seed']}: {event['status']} {event['time_s']:.3f} s"
+        self._lines(counters)
 
     def _update_bar(self, event: dict) -> None:
         phase = event["phase"]
@@ -152,6 +179,8 @@ class _progress_display:
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
+        if self._lines is not None:
+            self._lines.__exit__(*exc)
 
 
 # --------------------------------------------------------------- table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from fractions import Fraction
 
@@ -13,6 +14,11 @@ from indexset.errors import InputError
 def emit_json(payload: dict) -> None:
     """Print one JSON object on stdout."""
     print(json.dumps(payload, indent=2, default=_default, ensure_ascii=False))
+
+
+def emit_json_line(payload: dict) -> None:
+    """Print one JSON object on one line of stdout (JSON Lines), flushed so a batch can be followed."""
+    print(json.dumps(payload, default=_default, ensure_ascii=False), flush=True)
 
 
 def _default(value):
@@ -66,11 +72,19 @@ def process_seconds() -> float:
         return 0.0
 
 
-def time_budget(time_limit: float | None, cluster=None) -> float | None:
+def time_budget(time_limit: float | None, cluster=None, since: float | None = None) -> float | None:
     """What is left of ``--time-limit`` for the work itself (None: no limit).
 
-    With a ``cluster`` that may start a local Dask cluster in what is left,
-    the time its closing takes is kept back too.
+    Parameters
+    ----------
+    time_limit : float or None
+        The option's value.
+    cluster : optional
+        A cluster that may start a local Dask cluster in what is left: the
+        time its closing takes is kept back too.
+    since : float, optional
+        ``time.perf_counter()`` at which this limit started (a later file
+        of a batch); by default the limit counts from process start.
 
     Raises
     ------
@@ -81,7 +95,10 @@ def time_budget(time_limit: float | None, cluster=None) -> float | None:
         return None
     if not time_limit > 0 or time_limit == float("inf"):
         raise InputError("--time-limit", f"must be a positive number of seconds, got {time_limit}")
-    left = time_limit - process_seconds() - EXIT_SECONDS
+    import time
+
+    spent = process_seconds() if since is None else time.perf_counter() - since
+    left = time_limit - spent - EXIT_SECONDS
     if cluster is not None:
         left -= cluster.reserve_seconds(left)
     return max(0.01, left)
@@ -126,29 +143,120 @@ def cluster_from_args(args, *, always: bool = True):
     return cluster
 
 
+def add_witness_options(parser) -> None:
+    """``--witness OUT`` and ``--format``: the residual-free block, in the format OUT's extension names."""
+    parser.add_argument(
+        "--witness", metavar="OUT",
+        help="write the residual-free witness block to OUT, in the format its extension names: .npz (exact values, the "
+             "instance format) or .safetensors (PyTorch nn.Linear names up, down, gate; float64); written only after its forward check",
+    )
+    parser.add_argument(
+        "--format", choices=("npz", "safetensors", "both"),
+        help="format for an OUT without either extension (default: npz, under exactly that name); both: OUT and the same "
+             "name with the other extension, both or neither. A format contradicting OUT's extension is bad input",
+    )
+
+
+def witness_targets(args) -> dict | None:
+    """The files ``--witness``/``--format`` ask for (format → path), checked before any work; None without ``--witness``.
+
+    Raises
+    ------
+    InputError
+        ``--format`` without ``--witness``, or a name and a format that do
+        not fit (:func:`indexset.exact.witness_files.targets`).
+    """
+    if args.witness is None:
+        if args.format is not None:
+            raise InputError("--format", "needs --witness OUT")
+        return None
+    from indexset.exact.witness_files import targets
+
+    try:
+        return targets(args.witness, args.format)
+    except InputError as exc:
+        raise InputError({"fmt": "--format", "out": "--witness"}.get(exc.source, exc.source), exc.problem) from None
+
+
+_INDEX_LIST = re.compile(r"\[(\d+(?:, \d+){2,})\]")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:/\d+)?(?![\w.])")
+LONG_NUMBER = 20
+"""Numbers written with more characters than this are shown as decimals in text output."""
+
+
+def readable(text: str) -> str:
+    """A reason for people: increasing index lists as ranges, long numbers as decimals.
+
+    ``S = [0, 1, 2, 5]`` becomes ``S = {0–2, 5}``; an integer or rational
+    longer than :data:`LONG_NUMBER` characters becomes a 6-digit decimal,
+    with ``=`` before it turned into ``≈``. Text output only: JSON keeps
+    the exact values.
+    """
+    from indexset.text import ranges, short
+
+    def index_list(match: re.Match) -> str:
+        values = [int(v) for v in match.group(1).split(", ")]
+        if values != sorted(set(values)):  # only strictly increasing lists are index sets
+            return match.group(0)
+        return "{" + ranges(values) + "}"
+
+    text = _INDEX_LIST.sub(index_list, text)
+    parts, last = [], 0
+    for match in _NUMBER.finditer(text):
+        if len(match.group(0)) <= LONG_NUMBER:
+            continue
+        before = text[last:match.start()]
+        if before.endswith("= "):
+            before = before[:-2] + "≈ "
+        parts += [before, _decimal(match.group(0), short)]
+        last = match.end()
+    return "".join(parts) + text[last:]
+
+
+def _decimal(token: str, short) -> str:
+    """``short(token)``, or a decimal built from the digits when the value is beyond the float64 range."""
+    try:
+        return short(token)
+    except OverflowError:
+        value = Fraction(token)
+        digits = str(abs(value.numerator) // value.denominator)
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:6]}e+{len(digits) - 1}"
+
+
 def warn(message: str) -> None:
     """A line on stderr."""
     print(message, file=sys.stderr)
 
 
 class Progress:
-    """Progress on stderr: a live line on a terminal, else a plain line every :data:`PLAIN_SECONDS`.
+    """Progress on stderr: a live line on a terminal, else a plain line about every :data:`PLAIN_SECONDS`.
 
     Call it with a dict of counters (the ``progress`` callback of solvers
-    and engines); use as a context manager. Plain lines suit batch logs
-    (SLURM, CI), where a live display would be noise.
+    and engines); use as a context manager. Off a terminal (batch logs:
+    SLURM, CI), a heartbeat thread writes a line whenever
+    :data:`PLAIN_SECONDS` have passed without one, with the latest
+    counters, so long stretches without callbacks still show; a run that
+    lasted at least :data:`PLAIN_SECONDS` and ended without an exception
+    ends with a ``done`` line. The thread is joined on exit.
     """
 
     PLAIN_SECONDS = 10.0
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
+        import threading
+
         self.label = label
         self.live = sys.stderr.isatty() if enabled is None else enabled
         self._status = None
         self._start = None
         self._last = 0.0
+        self._counters = {}
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._heartbeat = None
 
     def __enter__(self) -> Progress:
+        import threading
         import time
 
         self._start = self._last = time.perf_counter()
@@ -157,24 +265,49 @@ class Progress:
 
             self._status = Console(stderr=True).status(self.label)
             self._status.__enter__()
+        else:
+            self._heartbeat = threading.Thread(target=self._beat, name="indexset-progress")
+            self._heartbeat.start()
         return self
 
     def __call__(self, counters: dict) -> None:
         import time
 
+        self._counters = dict(counters)
         now = time.perf_counter()
-        if now - self._last < (0.2 if self.live else self.PLAIN_SECONDS):
-            return
-        self._last = now
-        text = f"{self.label} [{now - self._start:.1f} s] " + ", ".join(f"{k} {v}" for k, v in counters.items())
-        if self._status is not None:
-            self._status.update(text)
-        else:
-            print(f"indexset: {text}", file=sys.stderr, flush=True)
+        if now - self._last >= (0.2 if self.live else self.PLAIN_SECONDS):
+            self._show(now)
+
+    def _show(self, now: float, tail: str = "") -> None:
+        with self._lock:
+            self._last = now
+            counters = ", ".join(f"{k} {v}" for k, v in self._counters.items())
+            text = f"{self.label} [{now - self._start:.1f} s]" + (f" {counters}" if counters else "") + tail
+            if self._status is not None:
+                self._status.update(text)
+            else:
+                print(f"indexset: {text}", file=sys.stderr, flush=True)
+
+    def _beat(self) -> None:
+        import time
+
+        # Wakes several times per interval, so a line is at most a fifth of it late.
+        while not self._done.wait(max(0.05, self.PLAIN_SECONDS / 5)):
+            now = time.perf_counter()
+            if now - self._last >= self.PLAIN_SECONDS:
+                self._show(now)
 
     def __exit__(self, *exc) -> None:
+        import time
+
         if self._status is not None:
             self._status.__exit__(*exc)
+        if self._heartbeat is not None:
+            self._done.set()
+            self._heartbeat.join()
+            now = time.perf_counter()
+            if exc[0] is None and now - self._start >= self.PLAIN_SECONDS:
+                self._show(now, " done")
 
 
 class StopOnInterrupt:

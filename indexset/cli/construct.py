@@ -8,6 +8,7 @@ default, so the defaults live in one place: the family functions).
 from __future__ import annotations
 
 import argparse
+import functools
 
 from indexset.errors import InputError
 from indexset.workflows.vocabulary import DEGENERACIES, DTYPES, SKIPS
@@ -15,23 +16,23 @@ from indexset.workflows.vocabulary import DEGENERACIES, DTYPES, SKIPS
 _OPTIONS = {
     "d": (("--d",), {"type": int, "help": "dimension d"}),
     "n": (("--n",), {"type": int, "help": "width n (number of hidden units)"}),
-    "k": (("--k",), {"type": int, "help": "size of the planted index set S (d ≤ k ≤ n)"}),
+    "k": (("--k",), {"type": int, "help": "size of the planted index set S (d ≤ k ≤ n; default: max(d, n // 2))"}),
     "range": (("--range",), {"type": int, "metavar": "R", "help": "integer entries (numerators) in [−R, R]"}),
     "activation": (("--activation",), {"help": "activation name, e.g. relu, gelu, leaky_relu:1/2"}),
     "biases": (("--biases",), {"action": "store_true", "help": "draw random biases"}),
-    "skip": (("--skip",), {"choices": SKIPS, "help": "skip matrix A (default identity)"}),
-    "denominator": (("--denominator",), {"type": int, "metavar": "Q", "help": "store integer numerators over Q"}),
+    "skip": (("--skip",), {"choices": SKIPS, "help": "skip matrix A"}),
+    "denominator": (("--denominator",), {"type": int, "metavar": "Q", "help": "store integer numerators over Q (default: integer weights)"}),
     "streams": (("--streams",), {"type": int, "help": "mhc: number of residual streams (divides d)"}),
     "dtype": (("--dtype",), {"choices": DTYPES, "help": "integer or Gaussian float weights"}),
-    "tol": (("--tol",), {"help": "tolerance the planted S must meet (default 1e-9)"}),
+    "tol": (("--tol",), {"help": "tolerance the planted S must meet"}),
     "kind": (("--kind",), {"choices": DEGENERACIES, "help": "which degeneracy to create"}),
-    "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|), default 1"}),
+    "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|)"}),
     "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
     "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),
     "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S); still not absorbable by --class"}),
     "pairs": (("--pairs",), {"action": "store_true", "help": "d pairs of units with opposite gate rows and parallel down columns: absorbable with biases in g (MATH.md §8.6)"}),
     "collinear": (("--collinear",), {"action": "store_true", "help": "relu2: four units on each of d lines: absorbable with biases in g (MATH.md §8.6)"}),
-    "target_class": (("--class",), {"choices": ("affine", "bias-free"), "help": "with --trap: the class the trap stays a negative for (default bias-free)"}),
+    "target_class": (("--class",), {"choices": ("affine", "bias-free"), "help": "with --trap: the class the trap stays a negative for"}),
 }
 
 _FAMILIES = {
@@ -54,17 +55,55 @@ _FAMILIES = {
 }
 
 
+EPILOG = """\
+exit status:
+  0  written (every planted S passed the exact verifier first)
+  2  bad input: one line on stderr, nothing written
+"""
+
+
+class _FamilyHelp(argparse.RawDescriptionHelpFormatter):
+    """Help for one family, each option with its default read from the family's function.
+
+    The defaults live in :mod:`indexset.workflows.construct` only; they are
+    read (importing the numerical libraries) when this help is printed,
+    never when the parsers are built.
+    """
+
+    def __init__(self, prog, family: str, **kwargs) -> None:
+        super().__init__(prog, **kwargs)
+        self._family = family
+        self._defaults = None
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        if self._defaults is None:
+            import inspect
+
+            import indexset.workflows.construct as construct
+
+            function = getattr(construct, self._family.replace("-", "_"))
+            self._defaults = {name: p.default for name, p in inspect.signature(function).parameters.items()}
+        value = self._defaults.get(action.dest)
+        if value is None or isinstance(value, bool) or "default" in text:
+            return text
+        return f"{text} (default: {str(value).replace('%', '%%')})"  # argparse %-formats help strings
+
+
 def register(sub) -> None:
     """Add the ``construct`` subcommand with one sub-command per family."""
-    parser = sub.add_parser("construct", help="build an instance file: planted positives, negatives, hard instances")
+    parser = sub.add_parser("construct", help="build an instance file: planted positives, negatives, hard instances",
+                            description="Build an instance file of one family; the same options and seed always give the same bytes.",
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
     for family, (summary, names) in _FAMILIES.items():
         aliases = [family.replace("-", "_")] if "-" in family else []
-        child = families.add_parser(family, aliases=aliases, help=summary, description=summary)
+        child = families.add_parser(family, aliases=aliases, help=summary, description=summary, epilog=EPILOG,
+                                    formatter_class=functools.partial(_FamilyHelp, family=family))
         for name in names:
             flags, spec = _OPTIONS[name]
             child.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **spec)
-        child.add_argument("--seed", type=int, default=argparse.SUPPRESS, help="random seed (default 0)")
+        child.add_argument("--seed", type=int, default=argparse.SUPPRESS, help="random seed")
         child.add_argument("-o", "--output", required=True, metavar="FILE.npz", help="file to write")
         child.set_defaults(run=run, options=names + ("seed",))
 

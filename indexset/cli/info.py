@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
+
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import add_class_option, emit_json
 
 
 def register(sub) -> None:
     """Add the ``info`` subcommand."""
-    parser = sub.add_parser("info", help="shapes, activation class, skip and degeneracy of an instance")
-    parser.add_argument("file", help="instance .npz")
+    parser = sub.add_parser("info", help="shapes, activation class, skip and degeneracy of an instance",
+                            description="Describe an instance before any search: shapes, activation class and theorem, skip, degeneracy, and the argument for --class.",
+                            epilog="exit status:\n  0  described\n  2  bad input: one line on stderr\n", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", help="instance .npz (a block, a hyper-connection layer or a stack)")
     add_class_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

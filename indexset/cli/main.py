@@ -16,6 +16,18 @@ from indexset.errors import InputError
 COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "scan")
 
 
+EPILOG = """\
+exit status:
+  0  yes: absorbable (solve), (★) holds (verify), feasible (solve-system),
+     done (info, construct, bench without disagreements)
+  1  proven no: not absorbable, (★) fails, infeasible; bench: methods disagree
+  2  bad input: one line on stderr, no traceback, nothing written
+  3  unknown: time limit, Ctrl-C, or nothing decides (solve, solve-system, scan)
+  130  a second Ctrl-C
+'indexset COMMAND --help' gives each command's options, their defaults and its exit statuses.
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit status 2."""
 
@@ -23,12 +35,27 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(self.prog, message)
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``indexset VERSION`` and exit 0."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help="print the package version and exit") -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        import indexset
+
+        print(f"indexset {indexset.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser with every available subcommand."""
     import importlib
 
-    parser = _Parser(prog="indexset", description="Can an MLP absorb its own skip connection? Decide it, with proof.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(prog="indexset", description="Can an MLP absorb its own skip connection? Decide it, with proof.",
+                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:
             module = importlib.import_module(f"indexset.cli.{name}")

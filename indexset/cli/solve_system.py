@@ -9,23 +9,35 @@ portfolio racing both.
 
 from __future__ import annotations
 
+import argparse
 import os
 import threading
 import time
 
-from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, time_budget
+from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, readable, time_budget
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
+
+EPILOG = """\
+exit status:
+  0  feasible: a solution, checked exactly
+  1  infeasible: proven
+  3  unknown: time limit or Ctrl-C
+  2  bad input: one line on stderr
+Off a terminal, a progress line goes to stderr about every 10 s.
+"""
 
 
 def register(sub) -> None:
     """Add the ``solve-system`` subcommand."""
-    parser = sub.add_parser("solve-system", help="decide a plain 0/1 system A x = b (QOBLIB .dat or .npz with A, b)")
+    parser = sub.add_parser("solve-system", help="decide a plain 0/1 system A x = b (QOBLIB .dat or .npz with A, b)",
+                            description="Decide a 0/1 system A x = b with the decision the block solver uses (exact algebra, pruning, engines).",
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="system file: QOBLIB market split .dat, or .npz with integer arrays A and b")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--all", action="store_true", help="list every solution")
     group.add_argument("--count", action="store_true", help="count every solution")
-    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown'")
+    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds, counted from process start; past it the answer is 'unknown' (default: no limit)")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
     add_cluster_options(parser, "local workers of the lattice engine (default: every CPU): threads for a short search, Dask worker processes when it is predicted to take ≥ 20 s")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -81,11 +93,13 @@ def _payload(result, n: int, args, elapsed: float) -> dict:
 
 
 def _print(result, payload: dict, args) -> None:
+    from indexset.text import ranges
+
     label = {"feasible": "FEASIBLE", "infeasible": "INFEASIBLE", "unknown": "UNKNOWN"}[result.status]
     print(f"{args.file}: {label}")
-    print(f"  why       {result.reason}")
+    print(f"  why       {readable(result.reason)}")
     if payload["solution"] is not None:
-        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {result.index_set}, checked exactly)")
+        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {{{ranges(result.index_set)}}}, checked exactly)")
     if payload["count"] is not None:
         print(f"  count     {payload['count']} solution(s)")
     if args.all and payload.get("solutions"):

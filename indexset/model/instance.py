@@ -112,14 +112,18 @@ class Instance:
             self._fail(f"denominator must be a positive integer, got {self.denominator!r}")
         self.denominator = int(self.denominator)
         self.W_up = self._numeric("W_up", self.W_up, 2)
-        n, d = self.W_up.shape
-        if n == 0 or d == 0:
-            self._fail(f"W_up has shape {self.W_up.shape}: width n and dimension d must be ≥ 1")
-        self.W_down = self._numeric("W_down", self.W_down, 2, (d, n))
-        for key, shape in (("b_up", (n,)), ("b_down", (d,)), ("W_gate", (n, d)), ("skip", (d, d))):
+        self.W_down = self._numeric("W_down", self.W_down, 2)
+        for key, ndim in (("b_up", 1), ("b_down", 1), ("W_gate", 2), ("skip", 2)):
             value = getattr(self, key)
             if value is not None:
-                setattr(self, key, self._numeric(key, value, len(shape), shape))
+                setattr(self, key, self._numeric(key, value, ndim))
+        n, d = self._width_and_dimension()
+        if n == 0 or d == 0:
+            self._fail(f"W_up has shape {self.W_up.shape}: width n and dimension d must be ≥ 1")
+        for key in ("W_up", "W_down", "b_up", "b_down", "W_gate", "skip"):
+            value = getattr(self, key)
+            if value is not None and value.shape != _expected_shape(key, n, d):
+                self._fail(_shape_problem(key, value.shape, n, d))
         if self.act.gated and self.W_gate is None:
             self._fail(f"activation {self.activation} is gated and needs a W_gate array of shape ({n}, {d})")
         if not self.act.gated and self.W_gate is not None:
@@ -132,15 +136,31 @@ class Instance:
                 "needs an invertible A"
             )
 
-    def _numeric(self, key, value, ndim, shape=None) -> np.ndarray:
+    def _width_and_dimension(self) -> tuple[int, int]:
+        """(n, d) as most arrays say: W_up's shape unless W_down and the others outvote it.
+
+        A transposed W_up or W_down makes the two disagree; the optional
+        arrays break the tie, and without them n ≥ d (needed for |S| ≥ d)
+        decides, so the message can name the array that is wrong.
+        """
+        candidates = [tuple(self.W_up.shape), tuple(reversed(self.W_down.shape))]
+
+        def votes(candidate) -> tuple[int, bool]:
+            n, d = candidate
+            present = [key for key in WEIGHT_KEYS if getattr(self, key) is not None]
+            agreeing = sum(getattr(self, key).shape == _expected_shape(key, n, d) for key in present)
+            return agreeing, n >= d
+
+        return max(candidates, key=votes)  # max keeps the first (W_up's) on a full tie
+
+    def _numeric(self, key, value, ndim) -> np.ndarray:
         array = np.asarray(value)
         if array.dtype.kind == "O":
             self._fail(f"array {key} holds Python objects; only integer or float arrays are accepted")
         if array.dtype.kind not in "iuf":
             self._fail(f"array {key} has dtype {array.dtype}; expected integers or floats")
-        if array.ndim != ndim or (shape is not None and array.shape != tuple(shape)):
-            want = shape if shape is not None else f"{ndim}-D"
-            self._fail(f"array {key} has shape {array.shape}, expected {tuple(want) if shape else want}")
+        if array.ndim != ndim:
+            self._fail(f"array {key} has shape {array.shape}, expected a {ndim}-D array of shape {_SHAPE_NAMES[key]}")
         if array.dtype.kind == "f":
             if not np.isfinite(array).all():
                 self._fail(f"array {key} contains NaN or Inf")
@@ -278,6 +298,24 @@ class Instance:
         """Same instance, reporting errors against another source name."""
         self.source = source
         return self
+
+
+_SHAPE_NAMES = {"W_up": "(n, d)", "W_down": "(d, n)", "skip": "(d, d)", "b_up": "(n,)", "b_down": "(d,)", "W_gate": "(n, d)"}
+"""Each weight array's shape in the symbols of the file format."""
+
+
+def _expected_shape(key: str, n: int, d: int) -> tuple:
+    return {"W_up": (n, d), "W_down": (d, n), "skip": (d, d), "b_up": (n,), "b_down": (d,), "W_gate": (n, d)}[key]
+
+
+def _shape_problem(key: str, shape: tuple, n: int, d: int) -> str:
+    """One line naming the wrong array, its shape in symbols when it is a transpose, and the expected shape."""
+    expected = _expected_shape(key, n, d)
+    want = f"expected {_SHAPE_NAMES[key]} = {expected}"
+    if len(shape) == 2 and shape == expected[::-1] and shape[0] != shape[1]:
+        symbols = _SHAPE_NAMES[key][1:-1].split(", ")
+        return f"{key} has shape ({symbols[1]}, {symbols[0]}) = {shape}, {want}: transposed?"
+    return f"{key} has shape {shape}, {want} (n = {n}, d = {d})"
 
 
 def read_npz(source: str) -> dict[str, np.ndarray]:

@@ -344,7 +344,7 @@ def test_every_bad_file_info_and_verify(tmp_path, capsys):
         _assert_one_line_error(code, out, err, path, problem)
         witness = out_dir / f"{name}_witness.npz"
         code, out, err = _run(
-            capsys, ["verify", path, "--index-set", "0,1", "--witness", str(witness), "--format", "safetensors"]
+            capsys, ["verify", path, "--index-set", "0,1", "--witness", str(witness), "--format", "both"]
         )
         _assert_one_line_error(code, out, err, path, problem)
         code, out, err = _run(capsys, ["verify", path, "--index-set", "0,1", "--json", "--witness", str(witness)])
@@ -460,3 +460,33 @@ def test_python_constructor_errors_name_the_source():
             Instance(**kwargs, source="mine.npz")
         assert str(info.value).startswith("mine.npz: ")
         assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("arrays, message", [
+    # W_up transposed: named as W_up, in symbols and numbers
+    (dict(W_up=np.ones((2, 8)), W_down=np.ones((2, 8))), "W_up has shape (d, n) = (2, 8), expected (n, d) = (8, 2): transposed?"),
+    (dict(W_up=np.ones((2, 8)), W_down=np.ones((2, 8)), b_down=np.ones(2)), "W_up has shape (d, n) = (2, 8), expected (n, d) = (8, 2): transposed?"),
+    # W_down transposed
+    (dict(W_up=np.ones((8, 2)), W_down=np.ones((8, 2))), "W_down has shape (n, d) = (8, 2), expected (d, n) = (2, 8): transposed?"),
+    # the other arrays outvote the n ≥ d tie-break: here d = 8, so W_down is the wrong one
+    (dict(W_up=np.ones((2, 8)), W_down=np.ones((2, 8)), skip=np.eye(8)), "W_down has shape (n, d) = (2, 8), expected (d, n) = (8, 2): transposed?"),
+    (dict(W_up=np.ones((8, 2)), W_down=np.ones((2, 8)), W_gate=np.ones((2, 8)), activation="swiglu"), "W_gate has shape (d, n) = (2, 8), expected (n, d) = (8, 2): transposed?"),
+    (dict(W_up=np.ones((8, 2)), W_down=np.ones((2, 9))), "W_down has shape (2, 9), expected (d, n) = (2, 8) (n = 8, d = 2)"),
+    (dict(W_up=np.ones((8, 2)), W_down=np.ones((2, 8)), b_up=np.ones(2)), "b_up has shape (2,), expected (n,) = (8,) (n = 8, d = 2)"),
+])
+def test_shape_errors_name_the_wrong_array(arrays, message):
+    with pytest.raises(InputError) as info:
+        Instance(**arrays, source="m.npz")
+    assert str(info.value) == f"m.npz: {message}"
+
+
+def test_transposed_W_up_file_through_the_cli(tmp_path, capsys):
+    path = write(tmp_path / "t.npz", W_up=np.ones((2, 5)), W_down=np.ones((2, 5)))
+    code, out, err = _run(capsys, ["solve", path])
+    _assert_one_line_error(code, out, err, path, "W_up has shape (d, n) = (2, 5), expected (n, d) = (5, 2): transposed?")
+
+
+def test_a_wide_block_on_a_big_space_is_not_a_transpose():
+    """n = 2 units on R^8 is a valid block: consistent shapes are never called transposed."""
+    instance = Instance(np.ones((2, 8)), np.ones((8, 2)), skip=np.eye(8))
+    assert (instance.n, instance.d) == (2, 8)

@@ -3,7 +3,8 @@
 A tiny sweep runs through the CLI into a temporary folder; every run must be
 in the JSON, every answer must agree with the brute force over all 2^n
 subsets (computed here, independently of the sweep), every positive must
-carry an S that passes the exact verifier, and the PNG must be a PNG.
+carry an S that passes the exact verifier, and the PNG must be a PNG
+(figures in the other formats: ``test_plots.py``).
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def test_plot_is_a_png(sweep):
     assert len(data) > 1000 and data.startswith(PNG_MAGIC)
 
 
-def test_report_can_be_rerendered(sweep, tmp_path, capsys):
+def test_report_can_be_rerendered(sweep, tmp_path, capsys, monkeypatch):
     _, _, report, _ = sweep
+    monkeypatch.setattr(bench, "run_sweep", lambda *args, **kwargs: pytest.fail("--from must not run a sweep"))
     saved = tmp_path / "again.json"
     bench.write_json(report, saved)
     png = tmp_path / "again.png"
@@ -102,7 +104,7 @@ def test_report_can_be_rerendered(sweep, tmp_path, capsys):
     ["--seeds", "0"],
     ["--family", "hard", "--range", "9"],
     ["--density", "1.0"],
-    ["--plot", "width.svg"],
+    ["--plot", "width.jpg"],
 ])
 def test_bad_options_exit_2(options, tmp_path, capsys):
     assert main(["bench", "--d", "2", "--widths", "6", *options]) == 2
