@@ -197,15 +197,16 @@ NAMES = tuple(_FIXED) + ("leaky_relu:ALPHA",)
 
 # The one alias table: activation names as Hugging Face configs (``hidden_act``,
 # ``activation_function``) and transformers' ACT2FN spell them → indexset names.
-# Only spellings whose function is the same σ are here: gelu_new, gelu_fast,
-# gelu_accurate and gelu_pytorch_tanh are all 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³)))
-# (constants rounded differently), swish is silu, leaky_relu is torch's default
+# Only spellings of the same σ are here: gelu_new, gelu_fast, gelu_accurate,
+# gelu_pytorch_tanh and gelu_python_tanh are all 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³)))
+# (constants rounded differently); swish is silu; leaky_relu is torch's default
 # slope 0.01. Clipped or rescaled variants (gelu_10, quick_gelu, relu6) are not.
 ALIASES = {
     "gelu_new": "gelu_tanh",
     "gelu_fast": "gelu_tanh",
     "gelu_accurate": "gelu_tanh",
     "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_python_tanh": "gelu_tanh",
     "gelu_python": "gelu",
     "swish": "silu",
     "leaky_relu": "leaky_relu:1/100",

@@ -261,8 +261,9 @@ def float64_values(instance, key: str) -> tuple[np.ndarray, bool]:
     if array is not None and array.dtype.kind == "f" and instance.denominator == 1:
         return np.asarray(array, dtype=np.float64), True
     values = instance.float_array(key)
-    if array is not None and array.dtype.kind in "iu" and instance.denominator & (instance.denominator - 1) == 0:
-        # n / 2^k with |n| ≤ 2^53 is a float64 (no subnormals at these sizes).
+    den = instance.denominator
+    if array is not None and array.dtype.kind in "iu" and den & (den - 1) == 0 and den.bit_length() <= 1000:
+        # n / 2^k with |n| ≤ 2^53 and k ≤ 1000 is a float64 (normal, not subnormal).
         return values, bool(array.size == 0 or np.abs(array).max() <= MAX_EXACT_INTEGER)
     numerators, den = instance.exact(key)
     return values, all(Fraction(float(v)) == Fraction(int(p), den) for v, p in zip(values.ravel(), numerators.ravel()))
