@@ -24,6 +24,7 @@ import numpy as np
 
 import indexset.model.activations as activations
 from indexset.errors import InputError
+from indexset.rational import fmpz_matrix, integer_numerators
 
 MAX_EXACT_INTEGER = 2**53
 """Integers up to this size are exact in float64."""
@@ -147,8 +148,8 @@ def linear_arrays(value, role: str, state_dict: Mapping | None = None, prefix: s
     else:
         weight, bias, names = value, None, ("", "")
     weight = as_float64(weight, role, names[0])
-    if weight.ndim != 2:
-        raise InputError(role, f"weight has shape {weight.shape}, expected (out_features, in_features)")
+    if weight.ndim != 2 or 0 in weight.shape:
+        raise InputError(role, f"weight has shape {weight.shape}, expected (out_features, in_features), both at least 1")
     if bias is not None:
         bias = as_float64(bias, role, names[1])
         if bias.shape != (weight.shape[0],):
@@ -246,6 +247,8 @@ def block_arrays(up, down, activation="relu", gate=None, skip=None, *, state_dic
         skip = as_float64(skip, "skip")
         if skip.shape != (d, d):
             raise InputError("skip", f"has shape {skip.shape}, expected ({d}, {d})")
+        if fmpz_matrix(integer_numerators(skip)[0]).rank() < d:  # exact: the float values are dyadic rationals
+            raise InputError("skip", "is singular: the reduction to the identity skip (MATH.md §3) needs an invertible A")
     label = source or (f"{prefix}{up}" if isinstance(up, str) else "<torch>")
     return {"W_up": W_up, "W_down": W_down, "skip": skip, "b_up": b_up, "b_down": b_down, "W_gate": W_gate, "activation": act.name, "source": label}
 

@@ -132,6 +132,7 @@ def test_errors_name_the_parameter():
     cases = {
         "down": lambda: Instance.from_torch(up, torch.nn.Linear(N, D + 1)),
         "skip": lambda: Instance.from_torch(up, down, skip=torch.eye(D + 1)),
+        "gate": lambda: Instance.from_torch(up, down, "silu", gate=torch.zeros(N, D + 1)),
         "up": lambda: Instance.from_torch("fc1", down),
         "activation": lambda: Instance.from_torch(up, down, "mish"),
     }
@@ -139,6 +140,11 @@ def test_errors_name_the_parameter():
         with pytest.raises(InputError) as error:
             call()
         assert error.value.source == parameter, (parameter, str(error.value))
+    singular = torch.ones(D, D, dtype=torch.float64)
+    with pytest.raises(InputError) as error:
+        Instance.from_torch(up, down, skip=singular)
+    assert error.value.source == "skip" and "singular" in error.value.problem
+    assert not Instance.from_torch(up, down, skip=singular + torch.eye(D)).identity_skip  # invertible: accepted
     for bad in (torch.zeros(N, D, device="meta"), torch.zeros(N, D, dtype=torch.complex64), torch.full((N, D), float("nan")), torch.zeros(N, D, dtype=torch.bool)):
         with pytest.raises(InputError) as error:
             Instance.from_torch(bad, down.weight)
