@@ -32,6 +32,7 @@ _EXPORTS = {  # public name: (module, attribute; None for the module itself)
     "check_forward": ("indexset.exact.witness", "check_forward"),
     "solve": ("indexset.solver", "solve"),
     "construct": ("indexset.workflows.construct", None),
+    "scan": ("indexset.large.scan", "scan"),
 }
 __all__ = sorted(_EXPORTS)
 

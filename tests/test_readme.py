@@ -7,6 +7,8 @@ the checkout.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import shlex
 import subprocess
@@ -84,3 +86,21 @@ def test_python_snippets_run(index, root):
 
 def test_there_are_python_snippets():
     assert PYTHON, "the README has no ```python block"
+
+
+def _block(heading: str) -> str:
+    section = README[README.index(f"\n{heading}\n"):]
+    section = section[: section.index("\n## ", 1)]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    return code
+
+
+def test_from_pytorch_block_runs_as_written(tmp_path, monkeypatch):
+    code = _block("## From PyTorch")
+    expected = [line.split("  # ", 1)[1] for line in code.splitlines() if line.lstrip().startswith("print(")]
+    assert len(expected) == 5, expected  # every print states its output
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md (From PyTorch)", "exec"), {"__name__": "readme"})
+    assert out.getvalue().splitlines() == expected

@@ -1,65 +1,134 @@
-"""``indexset scan PATH``: decide the MLP block of every layer of a checkpoint."""
+"""``indexset scan MODEL [MODEL ...]``: decide the MLP block of every layer of checkpoints; plot them; extract one layer."""
 
 from __future__ import annotations
 
 import re
 
 from indexset.classes import DEFINITIONS
-from indexset.cli.common import add_class_option, emit_json, parse_tolerance
+from indexset.cli.common import EXIT_SECONDS, add_class_option, emit_json, parse_tolerance, process_seconds, time_budget
+from indexset.errors import InputError
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
 
 STATUS_TEXT = {"absorbable": "absorbable", "not_absorbable": "NOT absorbable", "unknown": "unknown"}
+
+PLOT_SECONDS = 2.0
+"""Seconds of ``--time-limit`` kept back for importing matplotlib and writing the figure."""
 
 
 def register(sub) -> None:
     """Add the ``scan`` subcommand."""
     parser = sub.add_parser(
         "scan",
-        help="decide every MLP block of a safetensors checkpoint (BERT, GPT-2, OPT, GPT-NeoX, LLaMA-like)",
+        help="decide every MLP block of a checkpoint (safetensors, Hugging Face folder or cached model id)",
         description=(
-            "Read a .safetensors file or checkpoint folder one layer at a time (never unpickling), "
-            "and decide each MLP block with the Gram path. Exit 0: every layer absorbable; "
+            "Read safetensors checkpoints one layer at a time (never unpickling) and decide each MLP block "
+            "with the Gram path. MODEL is a .safetensors file, a model.safetensors.index.json, a model folder, "
+            "or a model id in the local Hugging Face cache (never downloaded). Exit 0: every layer absorbable; "
             "1: every layer decided and one is not; 3: some layer unknown; 2: bad input."
         ),
     )
-    parser.add_argument("path", help=".safetensors file, or folder with model.safetensors (or shards) and config.json")
-    parser.add_argument("--activation", help="override the activation from config.json (indexset name, e.g. gelu_tanh)")
+    parser.add_argument("models", nargs="+", metavar="MODEL", help="checkpoint file, index, folder or cached model id; several are scanned in turn")
+    parser.add_argument("--activation", help="override the activation from config.json (indexset or Hugging Face name, e.g. gelu_new)")
     parser.add_argument("--tol", help="accept max |c·W_down[:,S]·W_up[S,:] + A| ≤ T (exact rational)")
+    parser.add_argument("--layers", metavar="LIST", help="layers to scan, e.g. 0,3,5-7 (default: all)")
+    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds for the whole run; layers that do not fit are 'unknown'")
+    parser.add_argument("--plot", metavar="FILE", help="draw each layer's certified distance interval, one panel per model (.pdf, .svg or .png)")
+    parser.add_argument("--extract", type=int, metavar="L", dest="layer", help="write layer L as an instance file (with -o) instead of scanning")
+    parser.add_argument("-o", "--output", metavar="FILE", help="the instance file --extract writes (.npz)")
+    parser.add_argument("--cache-dir", metavar="DIR", help="Hugging Face cache for model ids (default: HF_HUB_CACHE, else HF_HOME/hub)")
     add_class_option(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (several models: {\"models\": [...]})")
     parser.set_defaults(run=run)
 
 
-def _progress_callback(progress):
+def _progress_callback(progress, label: str):
     state = {}
 
     def callback(done, total, row):
         if row is None:
-            state["task"] = progress.add_task("scanning layers", total=total)
+            state["task"] = progress.add_task(f"{label}: scanning layers", total=total)
             return
-        progress.update(state["task"], completed=done, description=f"layer {row['layer']}: {row['status']}")
+        progress.update(state["task"], completed=done, description=f"{label}: layer {row['layer']}: {row['status']}")
 
     return callback
 
 
 def run(args) -> int:
-    """Scan, print the table (or JSON); exit as :attr:`ScanReport.exit_code`."""
+    """Scan, print the table (or JSON) and draw the plot; exit as the worst :attr:`ScanReport.exit_code`."""
+    time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
+    if args.layer is not None or args.output is not None:
+        return _extract(args)
+    tol = parse_tolerance(args.tol)
+    if args.plot is not None:
+        from indexset.workflows.scanplot import plot_format
+
+        plot_format(args.plot)  # a bad --plot path is refused before any work starts
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from indexset.large.scan import scan
 
-    tol = parse_tolerance(args.tol)
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    reserve = PLOT_SECONDS if args.plot is not None else 0.0
+    reports = []
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
-        report = scan(args.path, activation=args.activation, tol=tol, progress=_progress_callback(progress), target_class=args.target_class)
+        for model in args.models:
+            reports.append(scan(
+                model, activation=args.activation, tol=tol, progress=_progress_callback(progress, model), target_class=args.target_class,
+                layers=args.layers, time_limit=_left(args.time_limit, reserve), cache_dir=args.cache_dir,
+            ))
+    if args.plot is not None:
+        from indexset.workflows.scanplot import write_scan_plot
+
+        write_scan_plot(reports, args.plot)
     if args.json:
-        emit_json(report.to_json())
+        emit_json(reports[0].to_json() if len(reports) == 1 else {"models": [report.to_json() for report in reports]})
     else:
-        print_table(report)
-    return report.exit_code
+        for k, report in enumerate(reports):
+            if k:
+                print()
+            print_table(report)
+        if args.plot is not None:
+            print(f"\nplot: {args.plot}")
+    return combined_exit_code(report.exit_code for report in reports)
+
+
+def _left(time_limit: float | None, reserve: float) -> float | None:
+    """Seconds of ``--time-limit`` left for scanning: the whole process counts (start-up, earlier models, exit, the plot)."""
+    if time_limit is None:
+        return None
+    left = time_limit - process_seconds() - EXIT_SECONDS - reserve
+    # Spent already: a limit no layer can start within, so every remaining layer is reported as not scanned.
+    return left if left > 0 else 1e-9
+
+
+def combined_exit_code(codes) -> int:
+    """3 if some model has an unknown layer, else 1 if some layer is not absorbable, else 0."""
+    codes = set(codes)
+    return 3 if 3 in codes else 1 if 1 in codes else 0
+
+
+def _extract(args) -> int:
+    if args.layer is None or args.output is None:
+        raise InputError("--extract", "writes one layer: give both --extract L and -o FILE.npz")
+    if len(args.models) != 1:
+        raise InputError("--extract", f"takes one model, got {len(args.models)}")
+    for option in ("plot", "tol", "layers"):
+        if getattr(args, option) is not None:
+            raise InputError("--extract", f"--{option} does not apply when extracting a layer")
+    from indexset.large.scan import extract_layer
+
+    instance = extract_layer(args.models[0], args.layer, args.activation, cache_dir=args.cache_dir)
+    instance.save(args.output)
+    info = instance.metadata["checkpoint"]
+    if args.json:
+        emit_json({"written": args.output, "d": instance.d, "n": instance.n, "activation": instance.activation, **info})
+    else:
+        names = ", ".join(f"{role} {name}" for role, name in info["tensors"].items())
+        print(f"{args.output}: layer {info['layer']} of {info['model']} ({names}), d = {instance.d}, n = {instance.n}, activation {instance.activation}")
+    return 0
 
 
 def _number(value) -> str:
@@ -75,20 +144,29 @@ def print_table(report) -> None:
     print(f"  class {report.target_class}: {DEFINITIONS[report.target_class]}")
     if report.tol is not None:
         print(f"  tolerance τ = {report.tol} on the largest residual entry")
-    header = f"{'layer':>5} {'d':>6} {'n':>6}  {'verdict':<15} {'dist lower':>11} {'dist upper':>11} {'rel lower':>10} {'time s':>8}"
+    width = max([len("tensors")] + [len(row["name"]) for row in report.layers])
+    header = (
+        f"{'layer':>5}  {'tensors':<{width}} {'d':>6} {'n':>6}  {'verdict':<16} "
+        f"{'dist lower':>10} {'dist upper':>10} {'rel lower':>9} {'rel upper':>9} {'|S|':>6} {'time s':>8}"
+    )
     print(header)
     print("-" * len(header))
     for row in report.layers:
+        verdict = STATUS_TEXT[row["status"]] + (" *" if row["extension"] else "")
+        size = "-" if row["best_set_size"] is None else str(row["best_set_size"])
         print(
-            f"{row['layer']:>5} {row['d']:>6} {row['n']:>6}  {STATUS_TEXT[row['status']]:<15} "
-            f"{_number(row['distance_lower']):>11} {_number(row['distance_upper']):>11} "
-            f"{_number(row['relative_lower']):>10} {row['time_s']:>8.3f}"
+            f"{row['layer']:>5}  {row['name']:<{width}} {row['d']:>6} {row['n']:>6}  {verdict:<16} "
+            f"{_number(row['distance_lower']):>10} {_number(row['distance_upper']):>10} "
+            f"{_number(row['relative_lower']):>9} {_number(row['relative_upper']):>9} {size:>6} {row['time_s']:>8.3f}"
         )
+    print("dist: Frobenius norm of c·W_down[:,S]·W_up[S,:] + A, certified lower bound over every S and the value at the best S found "
+          "(|S| units); rel: the same over ‖A‖_F")
+    if any(row["extension"] for row in report.layers):
+        print("*: extension, the verdict rests on a statement beyond the paper (MATH.md §8)")
     groups = {}
     for row in report.layers:
         key = (row["status"], _NUMBER.sub("#", row["reason"]))
         groups.setdefault(key, []).append(row)
-    print("distances: Frobenius norm of c·W_down[:,S]·W_up[S,:] + A over the best S (certified interval)")
     for rows in groups.values():
         layers = [row["layer"] for row in rows]
         example = f" (e.g. layer {layers[0]})" if len(layers) > 1 else ""
@@ -96,6 +174,6 @@ def print_table(report) -> None:
 
 
 def _ranges(layers) -> str:
-    if len(layers) > 3 and layers == list(range(layers[0], layers[-1] + 1)):
-        return f"{layers[0]}–{layers[-1]}"
-    return ", ".join(str(i) for i in layers)
+    from indexset.text import ranges
+
+    return ranges(layers)

@@ -1,56 +1,37 @@
 """Scan a transformer checkpoint: decide every MLP block, one layer at a time.
 
-Checkpoints are read with :func:`safetensors.safe_open` (numpy framework,
-memory-mapped, never pickle, never ``torch.load``). ``PATH`` is a
-``.safetensors`` file, or a folder holding ``model.safetensors`` or sharded
-``*.safetensors`` files (with or without ``model.safetensors.index.json``)
-and usually a ``config.json``.
+The checkpoint (a path, a cached Hugging Face model id, a state dict or an
+``nn.Module``: :mod:`indexset.large.checkpoint`) is read one layer at a
+time. Each layer becomes an :class:`~indexset.model.instance.Instance`
+(float64 weights converted exactly from float32/float16/bfloat16, biases
+included, identity skip) and is decided by
+:func:`indexset.large.gram.gram_decide`. Gated layers (LLaMA) are decided
+by theorem: against bias-free blocks from their shapes and biases alone
+(the paper); against blocks with biases by Theorem C of MATH.md §8, which
+reads the gate rows to check its hypotheses.
 
-Recognised layouts (tensor names may carry any prefix such as ``bert.``,
-``transformer.``, ``model.``, ``gpt_neox.``):
-
-========== ================================================ ============ ========
-layout     MLP tensors of layer i                           activation   norm
-========== ================================================ ============ ========
-bert       encoder.layer.i.intermediate.dense / .output.dense hidden_act   post-LN
-gpt2       h.i.mlp.c_fc / h.i.mlp.c_proj (Conv1D: transposed) gelu_new    pre-LN
-opt        layers.i.fc1 / layers.i.fc2                       relu         pre-LN
-gpt_neox   layers.i.mlp.dense_h_to_4h / dense_4h_to_h         hidden_act   pre-LN
-llama      layers.i.mlp.gate_proj, up_proj / down_proj       silu → SwiGLU pre-LN
-========== ================================================ ============ ========
-
-Each layer becomes an :class:`~indexset.model.instance.Instance` (float64 weights
-converted exactly from float32/float16/bfloat16, biases included, identity
-skip) and is decided by :func:`indexset.large.gram.gram_decide`. Gated layers
-(LLaMA) are decided by theorem: against bias-free blocks from their shapes
-and biases alone (the paper); against blocks with biases by Theorem C of
-MATH.md §8, which reads the gate rows to check its hypotheses.
+Each row names the layer by the checkpoint's own tensor names and carries
+the certified distance interval of the Gram path and the index set S of
+its upper bound (the best S found).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import struct
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from safetensors import safe_open
 
 import indexset.model.activations as activations
 import indexset.theory.affine as affine
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
+from indexset.large.checkpoint import POST_LN, PRE_LN, Checkpoint, Layout, detect_layout, open_checkpoint
 from indexset.large.gram import gram_decide
 from indexset.model.instance import Instance
+from indexset.text import ranges
 from indexset.theory.theorems import theorem_verdict
-
-POST_LN = "post-LN"
-PRE_LN = "pre-LN"
 
 MEANING = {
     POST_LN: (
@@ -63,180 +44,12 @@ MEANING = {
     ),
 }
 
-# config.json activation name → indexset activation (ungated / gated).
-HF_ACTIVATIONS = {
-    "relu": ("relu", "reglu"),
-    "gelu": ("gelu", "geglu"),
-    "gelu_new": ("gelu_tanh", "geglu"),
-    "gelu_fast": ("gelu_tanh", "geglu"),
-    "gelu_pytorch_tanh": ("gelu_tanh", "geglu"),
-    "gelu_tanh": ("gelu_tanh", "geglu"),
-    "silu": ("silu", "swiglu"),
-    "swish": ("silu", "swiglu"),
-    "softplus": ("softplus", None),
-    "relu2": ("relu2", None),
-    "sigmoid": (None, "glu"),
-}
+LAYER_MARGIN = 2
+"""A layer starts under a time limit only with this many times the longest layer so far left:
+layers of one model take the same work, but their times vary up to 2–3× on a shared machine."""
 
-GATED_BY_UNGATED = {"relu": "reglu", "gelu": "geglu", "gelu_tanh": "geglu", "silu": "swiglu"}
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where one model family keeps its MLP weights.
-
-    Attributes
-    ----------
-    name : str
-    pattern : str
-        Regex matching the up (or gate) weight of layer ``i``; groups
-        ``prefix`` and ``i``.
-    up, down, gate : str
-        Module names of layer ``{i}`` relative to the prefix.
-    transposed : bool
-        Weights stored (in, out) as in GPT-2's Conv1D.
-    norm : str
-        ``post-LN`` or ``pre-LN``.
-    default_activation : str
-        Used when neither the config nor an override names one.
-    """
-
-    name: str
-    pattern: str
-    up: str
-    down: str
-    gate: str | None = None
-    transposed: bool = False
-    norm: str = PRE_LN
-    default_activation: str = "gelu"
-
-
-LAYOUTS = (
-    Layout("bert", r"(?P<prefix>(?:.+\.)?)encoder\.layer\.(?P<i>\d+)\.intermediate\.dense\.weight",
-           "encoder.layer.{i}.intermediate.dense", "encoder.layer.{i}.output.dense", norm=POST_LN),
-    Layout("gpt2", r"(?P<prefix>(?:.+\.)?)h\.(?P<i>\d+)\.mlp\.c_fc\.weight",
-           "h.{i}.mlp.c_fc", "h.{i}.mlp.c_proj", transposed=True, default_activation="gelu_tanh"),
-    Layout("opt", r"(?P<prefix>(?:.+\.)?)layers\.(?P<i>\d+)\.fc1\.weight",
-           "layers.{i}.fc1", "layers.{i}.fc2", default_activation="relu"),
-    Layout("gpt_neox", r"(?P<prefix>(?:.+\.)?)layers\.(?P<i>\d+)\.mlp\.dense_h_to_4h\.weight",
-           "layers.{i}.mlp.dense_h_to_4h", "layers.{i}.mlp.dense_4h_to_h"),
-    Layout("llama", r"(?P<prefix>(?:.+\.)?)layers\.(?P<i>\d+)\.mlp\.gate_proj\.weight",
-           "layers.{i}.mlp.up_proj", "layers.{i}.mlp.down_proj", gate="layers.{i}.mlp.gate_proj",
-           default_activation="silu"),
-)
-
-
-# ----------------------------------------------------------- checkpoint
-class Checkpoint:
-    """Tensor names → files of a safetensors checkpoint, read lazily.
-
-    Use as a context manager; tensors are read one at a time.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.files = checkpoint_files(path)
-        self._stack = ExitStack()
-        self._handles: dict[str, object] = {}
-        self.where: dict[str, str] = {}
-
-    def __enter__(self) -> Checkpoint:
-        for file in self.files:
-            handle = self._open(file)
-            self._handles[file] = handle
-            for name in handle.keys():  # noqa: SIM118 - safe_open handles are not iterable
-                self.where.setdefault(name, file)
-        if not self.where:
-            raise InputError(self.path, "the safetensors file holds no tensors")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stack.close()
-
-    def _open(self, file: str):
-        try:
-            return self._stack.enter_context(safe_open(file, framework="np"))
-        except Exception as exc:  # safetensors raises its own error types
-            raise InputError(file, f"not a readable safetensors file ({type(exc).__name__}: {exc})") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.where
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        """Shape of a tensor without reading it."""
-        return tuple(self._handles[self.where[name]].get_slice(name).get_shape())
-
-    def array(self, name: str) -> np.ndarray:
-        """A tensor as float64 (exact for F64/F32/F16/BF16 and small integers)."""
-        file = self.where[name]
-        dtype = self._handles[file].get_slice(name).get_dtype()
-        if dtype == "BF16":
-            return read_bfloat16(file, name)
-        if dtype not in ("F64", "F32", "F16", "I64", "I32", "I16", "I8", "U8"):
-            raise InputError(file, f"tensor {name} has dtype {dtype}; supported: F64, F32, F16, BF16 and integers")
-        values = self._handles[file].get_tensor(name)
-        if values.dtype.kind in "iu" and values.size and max(abs(int(values.max())), abs(int(values.min()))) > 2**53:
-            raise InputError(file, f"tensor {name} has integers beyond 2^53")
-        return np.ascontiguousarray(values, dtype=np.float64)
-
-
-def checkpoint_files(path: str) -> list[str]:
-    """The safetensors files of a checkpoint path.
-
-    Raises
-    ------
-    InputError
-        Missing path, a pickle checkpoint (refused), or a folder without
-        safetensors files.
-    """
-    if not os.path.exists(path):
-        raise InputError(path, "no such file or folder")
-    if os.path.isfile(path):
-        if not path.endswith(".safetensors"):
-            raise InputError(path, "expected a .safetensors file or a folder holding one (pickle checkpoints such as .bin/.pt are refused)")
-        return [path]
-    index = os.path.join(path, "model.safetensors.index.json")
-    if os.path.exists(index):
-        return _indexed_files(path, index)
-    single = os.path.join(path, "model.safetensors")
-    if os.path.exists(single):
-        return [single]
-    files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".safetensors"))
-    if not files:
-        raise InputError(path, "folder holds no .safetensors file (pickle checkpoints such as pytorch_model.bin are refused)")
-    return files
-
-
-def _indexed_files(folder: str, index: str) -> list[str]:
-    try:
-        with open(index, encoding="utf-8") as stream:
-            weight_map = json.load(stream)["weight_map"]
-        names = sorted(set(weight_map.values()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(index, f"not a valid safetensors index ({type(exc).__name__})") from None
-    files = [os.path.join(folder, name) for name in names]
-    missing = [f for f in files if not os.path.exists(f)]
-    if missing:
-        raise InputError(index, f"shard {os.path.basename(missing[0])} is missing")
-    return files
-
-
-def read_bfloat16(file: str, name: str) -> np.ndarray:
-    """Read one BF16 tensor from the raw safetensors bytes, exactly as float64.
-
-    The header (8-byte little-endian length, then JSON) gives the byte
-    range; each bfloat16 is the top half of a float32, so shifting the
-    16-bit pattern left by 16 bits gives the float32 exactly.
-    """
-    with open(file, "rb") as stream:
-        (length,) = struct.unpack("<Q", stream.read(8))
-        header = json.loads(stream.read(length))
-        entry = header[name]
-        start, stop = entry["data_offsets"]
-        stream.seek(8 + length + start)
-        raw = stream.read(stop - start)
-    bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
-    return bits.view(np.float32).astype(np.float64).reshape(entry["shape"])
+CONFIG_KEYS = ("hidden_act", "activation_function", "hidden_activation")
+"""Where Hugging Face configs name the MLP's activation."""
 
 
 # ----------------------------------------------------------- the plan
@@ -244,7 +57,7 @@ def read_bfloat16(file: str, name: str) -> np.ndarray:
 class ScanPlan:
     """What will be scanned: layout, layers, activation and its meaning."""
 
-    path: str
+    source: str
     model: str
     layout: Layout
     prefix: str
@@ -259,71 +72,36 @@ class ScanPlan:
         """What the verdict means for this norm placement."""
         return MEANING[self.norm]
 
-
-def read_config(path: str) -> dict:
-    """``config.json`` next to (or inside) the checkpoint path; {} if absent."""
-    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    file = os.path.join(folder, "config.json")
-    if not os.path.exists(file):
-        return {}
-    try:
-        with open(file, encoding="utf-8") as stream:
-            config = json.load(stream)
-    except (OSError, ValueError) as exc:
-        raise InputError(file, f"not valid JSON ({type(exc).__name__})") from None
-    if not isinstance(config, dict):
-        raise InputError(file, "config.json must hold a JSON object")
-    return config
-
-
-def detect_layout(names) -> tuple[Layout, str, list[int]]:
-    """The first layout whose MLP weight names occur, with prefix and layer numbers.
-
-    Raises
-    ------
-    InputError
-        When no layout matches (source ``<checkpoint>``, replaced by the caller).
-    """
-    for layout in LAYOUTS:
-        regex = re.compile(layout.pattern)
-        found: dict[str, set] = {}
-        for name in names:
-            match = regex.fullmatch(name)
-            if match:
-                found.setdefault(match["prefix"], set()).add(int(match["i"]))
-        if found:
-            prefix = max(found, key=lambda p: len(found[p]))
-            return layout, prefix, sorted(found[prefix])
-    raise InputError("<checkpoint>", "no recognised MLP layout (BERT, GPT-2, OPT, GPT-NeoX, LLaMA-like)")
+    def modules(self, layer: int) -> dict[str, str]:
+        """The checkpoint's module names of one layer by role (``gate``, ``up``, ``down``)."""
+        return self.layout.modules(self.prefix, layer)
 
 
 def resolve_activation(layout: Layout, config: dict, override: str | None, source: str) -> tuple[str, str]:
     """The indexset activation name and where it came from.
 
+    Names are read through :mod:`indexset.model.activations`' one alias
+    table, so configs' spellings (``gelu_new``, ``swish``, ...) work, and
+    a gated layout takes the gated form (``silu`` → ``swiglu``).
+
     Raises
     ------
     InputError
-        For an activation the registry does not know.
+        For an activation the registry does not know (parameter
+        ``activation``, or the config file).
     """
     gated = layout.gate is not None
     if override is not None:
-        act = activations.get(override, "activation")
-        name = act.name
-        if gated and not act.gated:
-            if name not in GATED_BY_UNGATED:
-                raise InputError("activation", f"{name} has no gated form for the {layout.name} layout")
-            name = GATED_BY_UNGATED[name]
-        return name, "--activation"
-    for key in ("hidden_act", "activation_function", "hidden_activation"):
-        if isinstance(config.get(key), str):
-            raw = config[key]
-            mapped = HF_ACTIVATIONS.get(raw.lower())
-            name = None if mapped is None else mapped[1 if gated else 0]
-            if name is None:
-                raise InputError(source, f"config {key} = {raw!r} is not supported; pass --activation NAME")
-            return name, f"config.json {key} = {raw!r}"
-    default = HF_ACTIVATIONS[layout.default_activation][1 if gated else 0]
-    return default, f"{layout.name} default (no config.json activation)"
+        return activations.for_block(override, gated, "activation").name, "override"
+    for key in CONFIG_KEYS:
+        raw = config.get(key)
+        if isinstance(raw, str):
+            try:
+                name = activations.for_block(raw, gated, source).name
+            except InputError:
+                raise InputError(source, f"config {key} = {raw!r} is not supported; pass --activation NAME") from None
+            return name, f"config {key} = {raw!r}"
+    return activations.for_block(layout.default_activation, gated).name, f"{layout.name} default (no activation in the config)"
 
 
 def _norm(layout: Layout, config: dict) -> tuple[str, list]:
@@ -337,98 +115,211 @@ def _norm(layout: Layout, config: dict) -> tuple[str, list]:
     return norm, notes
 
 
-def plan_scan(checkpoint: Checkpoint, activation: str | None = None) -> ScanPlan:
-    """Recognise the layout of an open checkpoint and list its layers."""
-    config = read_config(checkpoint.path)
-    try:
-        layout, prefix, layers = detect_layout(checkpoint.where)
-    except InputError as exc:
-        raise InputError(checkpoint.path, exc.problem) from None
-    source = os.path.join(checkpoint.path if os.path.isdir(checkpoint.path) else os.path.dirname(checkpoint.path), "config.json")
-    name, origin = resolve_activation(layout, config, activation, source)
+def parse_layers(text: str, source: str = "layers") -> list[int]:
+    """``"0,3,5-7"`` as ``[0, 3, 5, 6, 7]`` (sorted, without repeats).
+
+    Raises
+    ------
+    InputError
+        Anything but comma-separated numbers and ranges ``a-b`` with a ≤ b.
+    """
+    chosen = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        low, dash, high = part.partition("-")
+        if not low.strip().isdigit() or (dash and not high.strip().isdigit()):
+            raise InputError(source, f"{text!r} is not a list of layers such as 0,3,5-7")
+        first, last = int(low), int(high) if dash else int(low)
+        if last < first:
+            raise InputError(source, f"range {part} runs backwards")
+        chosen.update(range(first, last + 1))
+    return sorted(chosen)
+
+
+def _select(available: list[int], layers, source: str = "layers") -> list[int]:
+    if layers is None:
+        return available
+    chosen = parse_layers(layers, source) if isinstance(layers, str) else sorted({_layer_number(i, source) for i in layers})
+    missing = [i for i in chosen if i not in set(available)]
+    if missing:
+        raise InputError(source, f"layer {missing[0]} is not in the checkpoint (its layers: {ranges(available)})")
+    if not chosen:
+        raise InputError(source, "no layer chosen")
+    return chosen
+
+
+def _layer_number(value, source: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InputError(source, f"layer numbers are integers, got {value!r}")
+    return int(value)
+
+
+def plan_scan(checkpoint: Checkpoint, activation: str | None = None, layers=None) -> ScanPlan:
+    """Recognise the layout of an open checkpoint and list the layers to scan.
+
+    Raises
+    ------
+    InputError
+        No recognised layout, an unknown activation, or layers the
+        checkpoint does not have.
+    """
+    config = checkpoint.config
+    layout, prefix, available = detect_layout(checkpoint.names(), checkpoint.label)
+    name, origin = resolve_activation(layout, config, activation, checkpoint.config_source)
     norm, notes = _norm(layout, config)
-    model = str(config.get("_name_or_path") or config.get("model_type") or os.path.basename(os.path.normpath(checkpoint.path)))
-    return ScanPlan(checkpoint.path, model, layout, prefix, layers, name, origin, norm, notes)
+    chosen = _select(available, layers)
+    return ScanPlan(checkpoint.label, checkpoint.model, layout, prefix, chosen, name, origin, norm, notes)
 
 
-# ----------------------------------------------------------- scanning
+# ----------------------------------------------------------- one layer
 def _tensor(checkpoint: Checkpoint, name: str, required: bool = True) -> np.ndarray | None:
     if name not in checkpoint:
         if required:
-            raise InputError(checkpoint.path, f"tensor {name} is missing")
+            raise InputError(checkpoint.label, f"tensor {name} is missing")
         return None
     return checkpoint.array(name)
 
 
 def layer_instance(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> Instance:
-    """The MLP block of one layer as an Instance (float64, identity skip)."""
-    up_name = plan.prefix + plan.layout.up.format(i=layer)
-    down_name = plan.prefix + plan.layout.down.format(i=layer)
-    W_up = _tensor(checkpoint, up_name + ".weight")
-    W_down = _tensor(checkpoint, down_name + ".weight")
+    """The MLP block of one layer as an Instance (float64, identity skip; gated layouts with ``W_gate``).
+
+    Raises
+    ------
+    InputError
+        Missing tensors, shapes that do not form one block, a nonzero gate bias.
+    """
+    modules = plan.modules(layer)
+    W_up = _tensor(checkpoint, modules["up"] + ".weight")
+    W_down = _tensor(checkpoint, modules["down"] + ".weight")
     if plan.layout.transposed:
         W_up, W_down = np.ascontiguousarray(W_up.T), np.ascontiguousarray(W_down.T)
     if W_up.ndim != 2 or W_down.ndim != 2 or W_down.shape != W_up.shape[::-1]:
-        raise InputError(checkpoint.path, f"layer {layer}: up weight {W_up.shape} and down weight {W_down.shape} do not form an (n, d) / (d, n) pair")
-    b_up = _tensor(checkpoint, up_name + ".bias", required=False)
-    b_down = _tensor(checkpoint, down_name + ".bias", required=False)
-    source = f"{plan.path}:layer {layer}"
-    return Instance(W_up, W_down, b_up=b_up, b_down=b_down, activation=plan.activation, source=source)
+        raise InputError(checkpoint.label, f"layer {layer}: up weight {W_up.shape} and down weight {W_down.shape} do not form an (n, d) / (d, n) pair")
+    W_gate = None
+    if "gate" in modules:
+        W_gate = _tensor(checkpoint, modules["gate"] + ".weight")
+        if W_gate.shape != W_up.shape:
+            raise InputError(checkpoint.label, f"layer {layer}: gate {W_gate.shape}, up {W_up.shape} and down {W_down.shape} weights do not fit one block")
+        gate_bias = _tensor(checkpoint, modules["gate"] + ".bias", required=False)
+        if gate_bias is not None and np.any(gate_bias != 0):
+            raise InputError(checkpoint.label, f"layer {layer}: a bias on the gate projection is not supported")
+    b_up = _tensor(checkpoint, modules["up"] + ".bias", required=False)
+    b_down = _tensor(checkpoint, modules["down"] + ".bias", required=False)
+    source = f"{plan.source}:layer {layer}"
+    return Instance(W_up, W_down, b_up=b_up, b_down=b_down, W_gate=W_gate, activation=plan.activation, source=source)
 
 
-def gated_instance(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> Instance:
-    """The gated MLP block of one layer as an Instance (float64, identity skip)."""
-    gate, up, down = (plan.prefix + getattr(plan.layout, key).format(i=layer) for key in ("gate", "up", "down"))
-    W_gate, W_up, W_down = (_tensor(checkpoint, name + ".weight") for name in (gate, up, down))
-    if W_gate.shape != W_up.shape or W_down.shape != W_up.shape[::-1]:
-        raise InputError(checkpoint.path, f"layer {layer}: gate {W_gate.shape}, up {W_up.shape} and down {W_down.shape} weights do not fit one block")
-    if gate + ".bias" in checkpoint and np.any(checkpoint.array(gate + ".bias") != 0):
-        raise InputError(checkpoint.path, f"layer {layer}: a bias on the gate projection is not supported")
-    b_up = _tensor(checkpoint, up + ".bias", required=False)
-    b_down = _tensor(checkpoint, down + ".bias", required=False)
-    return Instance(W_up, W_down, b_up=b_up, b_down=b_down, W_gate=W_gate, activation=plan.activation, source=f"{plan.path}:layer {layer}")
+def _shape(checkpoint: Checkpoint, plan: ScanPlan, layer: int) -> tuple[int, int]:
+    """(d, n) of a layer from its up weight's shape alone."""
+    name = plan.modules(layer)["up"] + ".weight"
+    if name not in checkpoint:
+        raise InputError(checkpoint.label, f"tensor {name} is missing")
+    shape = checkpoint.shape(name)
+    if len(shape) != 2:
+        raise InputError(checkpoint.label, f"tensor {name} has shape {shape}, expected 2 dimensions")
+    n, d = shape[::-1] if plan.layout.transposed else shape
+    return d, n
 
 
-def _gated_row(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_class: str) -> tuple[int, int, object]:
+def _gated_result(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_class: str, time_limit: float | None):
     """Verdict of a gated layer: by the paper's theorem from shapes and biases, or by Theorem C (MATH.md §8)."""
-    gate = plan.prefix + plan.layout.gate.format(i=layer)
-    up = plan.prefix + plan.layout.up.format(i=layer)
-    for name in (gate, up, plan.prefix + plan.layout.down.format(i=layer)):
+    modules = plan.modules(layer)
+    for name in modules.values():
         if name + ".weight" not in checkpoint:
-            raise InputError(checkpoint.path, f"tensor {name}.weight is missing")
-    n, d = checkpoint.shape(gate + ".weight")
-    biased = any(name + ".bias" in checkpoint and np.any(checkpoint.array(name + ".bias") != 0) for name in (gate, up))
+            raise InputError(checkpoint.label, f"tensor {name}.weight is missing")
+    biased = any(
+        name + ".bias" in checkpoint and np.any(checkpoint.array(name + ".bias") != 0)
+        for name in (modules["gate"], modules["up"])
+    )
     if target_class == BIAS_FREE and not biased:
-        return d, n, theorem_verdict(activations.get(plan.activation), False, None, BIAS_FREE)
-    return d, n, affine.decide(gated_instance(checkpoint, plan, layer), target_class)
+        return theorem_verdict(activations.get(plan.activation), False, None, BIAS_FREE)
+    return affine.decide(layer_instance(checkpoint, plan, layer), target_class, time_limit=time_limit)
 
 
-def scan_layer(checkpoint: Checkpoint, plan: ScanPlan, layer: int, tol=None, target_class: str = AFFINE) -> dict:
-    """Decide one layer against ``target_class``; return its row for the report."""
+def layer_name(modules: Iterable[str]) -> str:
+    """The module names of one layer in one string: ``bert.encoder.layer.0.{intermediate,output}.dense``.
+
+    The common prefix and suffix are cut at ``.`` or ``_`` so that no
+    name is split inside a word.
+    """
+    names = list(modules)
+    if len(names) < 2:
+        return names[0] if names else ""
+    shortest = min(map(len, names))
+    start = 0
+    for k in range(shortest):
+        if len({name[k] for name in names}) > 1:
+            break
+        if names[0][k] in "._":
+            start = k + 1
+    stop = 0
+    for k in range(1, shortest - start + 1):
+        if len({name[-k] for name in names}) > 1:
+            break
+        if names[0][-k] in "._":
+            stop = k
+    middles = [name[start:len(name) - stop] for name in names]
+    return f"{names[0][:start]}{{{','.join(middles)}}}{names[0][len(names[0]) - stop:]}"
+
+
+def _row(plan: ScanPlan, layer: int, d: int, n: int, target_class: str) -> dict:
+    modules = plan.modules(layer)
+    return {
+        "layer": layer,
+        "name": layer_name(modules.values()),
+        "tensors": modules,
+        "d": d,
+        "n": n,
+        "activation": plan.activation,
+        "class": target_class,
+    }
+
+
+def scan_layer(checkpoint: Checkpoint, plan: ScanPlan, layer: int, tol=None, target_class: str = AFFINE, time_limit: float | None = None) -> dict:
+    """Decide one layer against ``target_class``; return its row for the report.
+
+    The row holds the layer's tensor names (``name``, ``tensors`` by
+    role), ``d``, ``n``, the verdict, the certified distance interval of
+    the Gram path (absolute and relative to ‖A‖_F; None for layers decided
+    by theorem), the index set ``best_set`` of its upper bound and its size.
+    """
     start = time.perf_counter()
     if plan.layout.gate is not None:
-        d, n, result = _gated_row(checkpoint, plan, layer, target_class)
+        d, n = _shape(checkpoint, plan, layer)
+        result = _gated_result(checkpoint, plan, layer, target_class, time_limit)
     else:
         instance = layer_instance(checkpoint, plan, layer)
         d, n = instance.d, instance.n
         result = gram_decide(instance, tol=tol, target_class=target_class)
     certificate = result.certificate or {}
-    return {
-        "layer": layer,
-        "d": d,
-        "n": n,
-        "activation": plan.activation,
-        "class": target_class,
-        "status": result.status,
-        "reason": result.reason,
-        "distance_lower": certificate.get("distance_lower"),
-        "distance_upper": certificate.get("distance_upper"),
-        "relative_lower": certificate.get("relative_lower"),
-        "extension": result.extension,
-        "time_s": round(time.perf_counter() - start, 6),
-    }
+    best = certificate.get("rounded_set", result.index_set)
+    row = _row(plan, layer, d, n, target_class)
+    row.update(
+        status=result.status,
+        reason=result.reason,
+        distance_lower=certificate.get("distance_lower"),
+        distance_upper=certificate.get("distance_upper"),
+        relative_lower=certificate.get("relative_lower"),
+        relative_upper=certificate.get("relative_upper"),
+        best_set=None if best is None else [int(i) for i in best],
+        best_set_size=None if best is None else len(best),
+        extension=bool(result.extension),
+        time_s=round(time.perf_counter() - start, 6),
+    )
+    return row
 
 
+def _skipped_row(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_class: str, why: str) -> dict:
+    d, n = _shape(checkpoint, plan, layer)
+    row = _row(plan, layer, d, n, target_class)
+    row.update(
+        status="unknown", reason=f"not scanned: {why}", distance_lower=None, distance_upper=None,
+        relative_lower=None, relative_upper=None, best_set=None, best_set_size=None, extension=False, time_s=0.0,
+    )
+    return row
+
+
+# ----------------------------------------------------------- the report
 @dataclass
 class ScanReport:
     """Per-layer verdicts of one checkpoint."""
@@ -443,6 +334,7 @@ class ScanReport:
     notes: list = field(default_factory=list)
     tol: str | None = None
     target_class: str = AFFINE
+    source: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -458,6 +350,7 @@ class ScanReport:
         """The ``--json`` payload."""
         return {
             "model": self.model,
+            "source": self.source,
             "layout": self.layout,
             "norm": self.norm,
             "meaning": self.meaning,
@@ -470,21 +363,40 @@ class ScanReport:
         }
 
 
-def iter_scan(checkpoint: Checkpoint, plan: ScanPlan, tol=None, target_class: str = AFFINE) -> Iterator[dict]:
-    """Rows of every layer in order, one layer in memory at a time."""
+def iter_scan(checkpoint: Checkpoint, plan: ScanPlan, tol=None, target_class: str = AFFINE, deadline: float | None = None) -> Iterator[dict]:
+    """Rows of every planned layer in order, one layer in memory at a time.
+
+    With a ``deadline`` (``time.perf_counter()`` value), a layer starts only
+    while the time left exceeds :data:`LAYER_MARGIN` times the longest layer
+    so far; the rest are ``unknown`` rows saying so. A layer in progress is
+    never interrupted (the Gram path is one dense factorisation).
+    """
+    longest = 0.0
     for layer in plan.layers:
-        yield scan_layer(checkpoint, plan, layer, tol, target_class)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and (left <= 0 or LAYER_MARGIN * longest > left):
+            why = "the time limit ran out before this layer" if left <= 0 else (
+                f"{left:.2g} s of the time limit left, less than {LAYER_MARGIN} × the longest layer so far ({longest:.2g} s)"
+            )
+            yield _skipped_row(checkpoint, plan, layer, target_class, why)
+            continue
+        start = time.perf_counter()
+        yield scan_layer(checkpoint, plan, layer, tol, target_class, left)
+        longest = max(longest, time.perf_counter() - start)
 
 
-def scan(path, activation: str | None = None, tol=None, progress: Callable | None = None, target_class: str = AFFINE) -> ScanReport:
+def scan(source, activation: str | None = None, tol=None, progress: Callable | None = None, target_class: str = AFFINE, *,
+         layers=None, time_limit: float | None = None, config: dict | None = None, cache_dir=None) -> ScanReport:
     """Decide the MLP block of every layer of a checkpoint.
 
     Parameters
     ----------
-    path : str or PathLike
-        ``.safetensors`` file or checkpoint folder.
+    source : str, PathLike, Mapping or nn.Module
+        A ``.safetensors`` file, a sharded index, a checkpoint folder, a
+        model id in the local Hugging Face cache, a state dict, or a model
+        (its ``state_dict()`` and ``config``).
     activation : str, optional
-        Override the activation (an indexset activation name).
+        Override the activation (an indexset or Hugging Face name).
     tol : Fraction, str or float, optional
         Tolerance τ on the largest residual entry (see :func:`gram_decide`).
     progress : callable, optional
@@ -492,6 +404,14 @@ def scan(path, activation: str | None = None, tol=None, progress: Callable | Non
         first layer and then after every layer.
     target_class : {"affine", "bias-free"}
         Which residual-free blocks count (:mod:`indexset.classes`).
+    layers : str or iterable of int, optional
+        The layers to scan (``"0,3,5-7"``); default every layer.
+    time_limit : float, optional
+        Seconds for the whole scan; layers that do not fit are ``unknown``.
+    config : dict, optional
+        The model's config, over ``config.json`` or ``model.config`` key by key.
+    cache_dir : str or PathLike, optional
+        The Hugging Face cache for model ids (default: huggingface_hub's).
 
     Returns
     -------
@@ -501,18 +421,58 @@ def scan(path, activation: str | None = None, tol=None, progress: Callable | Non
     ------
     InputError
         Bad path, pickle checkpoint, unrecognised layout, unsupported
-        dtype or activation, inconsistent shapes.
+        dtype or activation, inconsistent shapes, unknown layers, a time
+        limit that is not a positive number.
     """
-    path = os.fspath(path)
+    start = time.perf_counter()
     target_class = check_class(target_class)
-    with Checkpoint(path) as checkpoint:
-        plan = plan_scan(checkpoint, activation)
+    if time_limit is not None and not (isinstance(time_limit, (int, float)) and 0 < time_limit < float("inf")):
+        raise InputError("time_limit", f"must be a positive number of seconds, got {time_limit!r}")
+    deadline = None if time_limit is None else start + time_limit
+    with open_checkpoint(source, config=config, cache_dir=cache_dir) as checkpoint:
+        plan = plan_scan(checkpoint, activation, layers)
         total = len(plan.layers)
         if progress:
             progress(0, total, None)
         rows = []
-        for row in iter_scan(checkpoint, plan, tol, target_class):
+        for row in iter_scan(checkpoint, plan, tol, target_class, deadline):
             rows.append(row)
             if progress:
                 progress(len(rows), total, row)
-    return ScanReport(plan.model, plan.layout.name, plan.norm, plan.meaning, plan.activation, plan.activation_source, rows, plan.notes, None if tol is None else str(tol), target_class)
+    return ScanReport(
+        plan.model, plan.layout.name, plan.norm, plan.meaning, plan.activation, plan.activation_source, rows,
+        plan.notes, None if tol is None else str(tol), target_class, plan.source,
+    )
+
+
+def extract_layer(source, layer: int, activation: str | None = None, *, config: dict | None = None, cache_dir=None) -> Instance:
+    """One layer of a checkpoint as an instance, to save (:meth:`Instance.save`), solve or construct from.
+
+    Parameters
+    ----------
+    source, activation, config, cache_dir
+        As for :func:`scan`.
+    layer : int
+        The layer number.
+
+    Returns
+    -------
+    Instance
+        The block with float64 weights equal to the tensors, identity
+        skip; metadata ``checkpoint`` (JSON: model, source, layer, layout,
+        norm, tensor names, where the activation came from).
+
+    Raises
+    ------
+    InputError
+        As for :func:`scan`; a layer the checkpoint does not have (parameter ``layer``).
+    """
+    with open_checkpoint(source, config=config, cache_dir=cache_dir) as checkpoint:
+        plan = plan_scan(checkpoint, activation)
+        chosen = _select(plan.layers, [layer], "layer")[0]
+        instance = layer_instance(checkpoint, plan, chosen)
+    instance.metadata["checkpoint"] = {
+        "model": plan.model, "source": plan.source, "layer": chosen, "layout": plan.layout.name, "norm": plan.norm,
+        "tensors": plan.modules(chosen), "activation_source": plan.activation_source,
+    }
+    return instance

@@ -195,6 +195,32 @@ _FIXED = {
 
 NAMES = tuple(_FIXED) + ("leaky_relu:ALPHA",)
 
+# The one alias table: activation names as Hugging Face configs (``hidden_act``,
+# ``activation_function``) and transformers' ACT2FN spell them → indexset names.
+# Only spellings of the same σ are here: gelu_new, gelu_fast, gelu_accurate,
+# gelu_pytorch_tanh and gelu_python_tanh are all 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³)))
+# (constants rounded differently); swish is silu; leaky_relu is torch's default
+# slope 0.01. Clipped or rescaled variants (gelu_10, quick_gelu, relu6) are not.
+ALIASES = {
+    "gelu_new": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "gelu_accurate": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_python_tanh": "gelu_tanh",
+    "gelu_python": "gelu",
+    "swish": "silu",
+    "leaky_relu": "leaky_relu:1/100",
+    "squared_relu": "relu2",
+    "relu_squared": "relu2",
+}
+
+# The gated form of an activation: a block with a gate projection W_gate
+# computes g(W_gate x)·(W_up x + b_up), g the activation named in the config
+# (LLaMA's hidden_act = "silu" is SwiGLU). The gate of geglu is the exact GELU;
+# the theorems for gated blocks (MATH.md §4, §8) read only g(0) = 0 and the
+# derivative at 0, which gelu and gelu_tanh share.
+GATED_FORMS = {"relu": "reglu", "gelu": "geglu", "gelu_tanh": "geglu", "silu": "swiglu", "sigmoid": "glu"}
+
 
 def _leaky(alpha: Fraction) -> Activation:
     def forward(z, a=float(alpha)):
@@ -223,14 +249,15 @@ def _leaky(alpha: Fraction) -> Activation:
 
 
 def get(name: str, source: str = "<activation>") -> Activation:
-    """Look up an activation by its file name.
+    """Look up an activation by its file name or a Hugging Face spelling.
 
     Parameters
     ----------
     name : str
         ``relu``, ``gelu``, ``gelu_tanh``, ``silu``, ``softplus``,
         ``leaky_relu:ALPHA``, ``relu2``, ``reglu``, ``swiglu``, ``geglu``
-        or ``glu``.
+        or ``glu``, or a spelling of :data:`ALIASES` (``gelu_new``,
+        ``gelu_pytorch_tanh``, ``swish``, ...), case-insensitive.
     source : str
         File or option named in the error message.
 
@@ -239,9 +266,46 @@ def get(name: str, source: str = "<activation>") -> Activation:
     InputError
         For any other name.
     """
-    key = str(name).strip().lower()
+    key = canonical_name(name)
     if key in _FIXED:
         return _FIXED[key]
     if key.startswith("leaky_relu:"):
         return _leaky(parse_fraction(key.split(":", 1)[1], source))
-    raise InputError(source, f"unknown activation {name!r} (known: {', '.join(NAMES)})")
+    if key == "sigmoid":
+        raise InputError(source, "sigmoid is supported only as the gate of a gated block (glu)")
+    raise InputError(source, f"unknown activation {name!r} (known: {', '.join(NAMES)}; also spelled {', '.join(sorted(ALIASES))})")
+
+
+def canonical_name(name: str) -> str:
+    """The indexset spelling of an activation name (aliases resolved, lower case); not validated."""
+    key = str(name).strip().lower()
+    return ALIASES.get(key, key)
+
+
+def for_block(name: str, gated: bool, source: str = "<activation>") -> Activation:
+    """The activation of a block named as its config names it: ungated names take their gated form on a gated block.
+
+    Parameters
+    ----------
+    name : str
+        As for :func:`get`, or ``sigmoid`` on a gated block.
+    gated : bool
+        Whether the block has a gate projection.
+    source : str
+        File or option named in the error message.
+
+    Raises
+    ------
+    InputError
+        An unknown name, an ungated activation with no gated form on a
+        gated block, or a gated one on a block without a gate.
+    """
+    key = canonical_name(name)
+    if gated and key in GATED_FORMS:
+        return _FIXED[GATED_FORMS[key]]
+    act = get(key, source)
+    if gated and not act.gated:
+        raise InputError(source, f"{act.name} has no gated form (gated forms: {', '.join(f'{k} → {v}' for k, v in GATED_FORMS.items())})")
+    if not gated and act.gated:
+        raise InputError(source, f"{act.name} is a gated activation: the block needs a gate projection")
+    return act

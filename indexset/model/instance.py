@@ -294,6 +294,19 @@ class Instance:
         """Write the instance to ``path`` atomically (no half-written file)."""
         write_npz(path, self.to_arrays())
 
+    @classmethod
+    def from_torch(cls, up, down, activation="relu", gate=None, skip=None, **options) -> Instance:
+        """The block ``x + down(σ(up(x)))`` of PyTorch layers, weights exact: see :func:`indexset.model.torch_io.block_arrays`."""
+        from indexset.model.torch_io import block_arrays  # torch objects are read only when given
+
+        return cls(**block_arrays(up, down, activation, gate, skip, **options))
+
+    def to_torch(self, kind: str = "sequential", strict: bool = False):
+        """This residual-free block as a float64 PyTorch module or state dict: see :func:`indexset.model.torch_io.to_torch`."""
+        from indexset.model.torch_io import to_torch  # imports torch: only when asked for
+
+        return to_torch(self, kind, strict)
+
     def with_source(self, source: str) -> Instance:
         """Same instance, reporting errors against another source name."""
         self.source = source

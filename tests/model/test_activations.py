@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -151,7 +152,6 @@ def test_impossible_class_forwards():
         "sigmoid",
         "",
         "relu3",
-        "leaky_relu",
         "leaky_relu:",
         "leaky_relu:abc",
         "leaky_relu:1/0",
@@ -159,7 +159,10 @@ def test_impossible_class_forwards():
         "leaky_relu:inf",
         "leaky_relu:0.1.2",
         "gelu:1",
-        "swish",
+        "gelu_10",
+        "quick_gelu",
+        "relu6",
+        "mish",
     ],
 )
 def test_unknown_names_raise_input_error(name):
@@ -174,3 +177,50 @@ def test_registry_lists_every_name():
         if name == "leaky_relu:ALPHA":
             continue
         assert activations.get(name).name == name
+
+
+# Hugging Face's activation functions (transformers.activations), written out
+# here from their definitions, independently of the registry.
+HF_FUNCTIONS = {
+    "gelu_new": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_fast": lambda x: 0.5 * x * (1.0 + np.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))),
+    "gelu_accurate": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_pytorch_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_python_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3))),
+    "gelu_python": lambda x: x * 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0))),
+    "swish": lambda x: x / (1.0 + np.exp(-x)),
+    "leaky_relu": lambda x: np.where(x >= 0, x, 0.01 * x),
+    "squared_relu": lambda x: np.maximum(x, 0.0) ** 2,
+    "relu_squared": lambda x: np.maximum(x, 0.0) ** 2,
+}
+
+
+def test_every_alias_has_a_reference_function():
+    assert set(activations.ALIASES) == set(HF_FUNCTIONS)
+
+
+@pytest.mark.parametrize("alias", sorted(HF_FUNCTIONS))
+def test_hugging_face_spellings_name_the_same_function(alias):
+    act = activations.get(alias)
+    assert act.name == activations.ALIASES[alias] and activations.get(alias.upper()).name == act.name
+    z = np.linspace(-30.0, 30.0, 2001)
+    assert np.allclose(act.forward(z), HF_FUNCTIONS[alias](z), rtol=1e-9, atol=1e-9)
+
+
+def test_instance_files_take_hugging_face_spellings(tmp_path):
+    from indexset.model.instance import Instance, write_npz
+
+    path = tmp_path / "hf.npz"
+    write_npz(path, {"W_up": np.eye(2), "W_down": -np.eye(2), "activation": np.array("gelu_pytorch_tanh")})
+    assert Instance.load(path).activation == "gelu_tanh"
+
+
+def test_gated_forms():
+    assert {name: activations.for_block(name, True).name for name in ("relu", "gelu", "gelu_new", "silu", "swish", "sigmoid", "swiglu")} == {
+        "relu": "reglu", "gelu": "geglu", "gelu_new": "geglu", "silu": "swiglu", "swish": "swiglu", "sigmoid": "glu", "swiglu": "swiglu",
+    }
+    assert activations.for_block("gelu_new", False).name == "gelu_tanh"
+    for name, gated in (("softplus", True), ("swiglu", False), ("sigmoid", False)):
+        with pytest.raises(InputError) as info:
+            activations.for_block(name, gated, "config.json")
+        assert info.value.source == "config.json"
