@@ -137,7 +137,11 @@ FAMILY_SEEDS = [("int", s) for s in range(70)] + [("rational", s) for s in range
     [("dyadic", s) for s in range(45)] + [("gauss", s) for s in range(16)]
 
 
-@pytest.mark.parametrize("family, seed", FAMILY_SEEDS, ids=[f"{f}-{s}" for f, s in FAMILY_SEEDS])
+QUICK_SEEDS = 10
+"""Seeds per family in the quick run (``-m "not slow"``); the rest are marked slow."""
+
+
+@pytest.mark.parametrize("family, seed", [pytest.param(f, s, id=f"{f}-{s}", marks=[pytest.mark.slow] if s >= QUICK_SEEDS else []) for f, s in FAMILY_SEEDS])
 def test_find_all_equals_brute_force(family, seed):
     instance = draw(family, seed)
     reference = absorbing_sets_brute(instance)
@@ -313,6 +317,7 @@ def test_planted_wider_than_brute_force_is_found():
         assert result.status == "absorbable"
 
 
+@pytest.mark.slow
 # ================================================= 3. hard, n ≈ 30–40, d = 2
 # The default portfolio at n = 30; the lattice engine alone at n = 36, 40 (with
 # both engines the run lasts until CP-SAT's own time limit even when the
@@ -347,6 +352,7 @@ def test_hard_find_all_equals_meet_in_the_middle():
     assert result.status == "absorbable"
 
 
+@pytest.mark.slow
 def test_hard_tiny_time_limit_is_unknown_or_right():
     for plant in (True, False):
         instance = construct.hard(d=2, n=40, seed=4, plant=plant)

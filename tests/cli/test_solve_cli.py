@@ -237,6 +237,7 @@ def test_seed_and_engines_options(tmp_path, capsys):
         assert code == 0
 
 
+@pytest.mark.slow
 # --------------------------------------------------------------- time limit
 def test_tiny_time_limit_is_unknown_or_right(tmp_path, capsys):
     for plant in (False, True):

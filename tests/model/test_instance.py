@@ -332,6 +332,7 @@ def _assert_one_line_error(code, out, err, path, problem):
     assert out == ""
 
 
+@pytest.mark.slow
 def test_every_bad_file_info_and_verify(tmp_path, capsys):
     files = _bad_files(tmp_path)
     assert len(files) >= 50

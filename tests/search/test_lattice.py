@@ -52,6 +52,7 @@ def all_solutions(system, **options):
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("embedding", ["cvp", "homogeneous"])
 def test_all_solutions_match_brute_force(embedding):
     rng = np.random.default_rng(8)
@@ -120,6 +121,7 @@ def test_huge_coefficients_are_exact():
         assert sorted(all_solutions(system).solutions) == sorted(expected)
 
 
+@pytest.mark.slow
 def test_huge_and_mixed_coefficients_decide_exactly():
     # Rows of 30–200 bits, some mixed with a small row: the lattice has a few
     # enormous basis vectors, fixed exactly before the float search.

@@ -44,6 +44,7 @@ def supports(solutions):
     return sorted(tuple(s) for s in solutions)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_reduction_agrees_with_brute_force(seed):
     for M, t in systems(seed, 40):
