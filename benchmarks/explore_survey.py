@@ -119,6 +119,12 @@ def summarise(records: list, options: dict, seconds: float) -> dict:
     }
 
 
+def _dump(summary: dict, records: list) -> str:
+    """The summary indented, one record per line (the file stays small and diffable)."""
+    lines = ",\n".join("  " + json.dumps(record, default=str) for record in records)
+    return '{"summary": ' + json.dumps(summary, indent=1, default=str) + ',\n "records": [\n' + lines + "\n ]}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000, help="number of stacks (default 2000)")
@@ -128,12 +134,12 @@ def main(argv=None) -> int:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--activation", default="relu")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--starts", type=int, default=6, help="fitting starts per stack (default 6)")
-    parser.add_argument("--iterations", type=int, default=250, help="Adam steps per start (default 250)")
+    parser.add_argument("--starts", type=int, default=4, help="fitting starts per stack (default 4)")
+    parser.add_argument("--iterations", type=int, default=200, help="Adam steps per start (default 200)")
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per stack (default 20)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--second-pass", type=int, default=20, help="unknowns with the smallest fitting error explored again with 16 starts × 3000 steps (default 20)")
-    parser.add_argument("--instances", default="", help="folder for stacks that absorb only as a whole (with their witnesses)")
+    parser.add_argument("--instances", default=str(REPOSITORY / "instances" / "stacks"), help="folder for stacks that absorb only as a whole, with their witnesses (default instances/stacks)")
     parser.add_argument("--out", help="write the summary and every record as JSON here")
     args = parser.parse_args(argv)
     widths = [int(w) for w in args.widths.split(",")]
@@ -163,7 +169,7 @@ def main(argv=None) -> int:
     summary = summarise(records, options, time.perf_counter() - start)
     summary["second_pass"] = [{"index": r["index"], "n": r["n"], "first_loss": r["best_loss"], **r["second_pass"]}
                               for r in records if "second_pass" in r]
-    text = json.dumps({"summary": summary, "records": records}, indent=1, default=str)
+    text = _dump(summary, records)
     if args.out:
         Path(args.out).write_text(text + "\n")
     print(json.dumps({k: v for k, v in summary.items() if k != "whole_only"}, indent=1, default=str))

@@ -145,6 +145,11 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "blockwise", comparison),
                        extension=blockwise.extension)
 
+    if stack.L == 1 and blockwise.status == NOT_ABSORBABLE:
+        # One block: its own proof is the stack's (no composition involved).
+        return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
+                       complete=blockwise.complete)
+
     # 2. the theorems of MATH.md §9
     verdict = deep.decide(stack, seed=int(seed), time_limit=clock.share(0.3), stop=stop)
     stages["theory"] = verdict.to_json()

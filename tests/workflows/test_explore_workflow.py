@@ -53,6 +53,12 @@ def test_a_theorem_answers_no():
     assert result.status == "not_absorbable" and "Theorem 9.3" in result.reason
 
 
+def test_a_single_block_keeps_its_own_verdict():
+    negative = Instance.load(Path(__file__).resolve().parents[2] / "instances" / "random_d2_n12.npz")
+    result = explore(negative, starts=1, iterations=5)
+    assert result.status == "not_absorbable" and result.reason.endswith(solve(negative).reason)
+
+
 def wide_stack(seed=3):
     rng = np.random.default_rng(seed)
     return Stack([Instance(rng.integers(-3, 4, (5, 2)), rng.integers(-3, 4, (2, 5)), b_up=rng.integers(-3, 4, 5)) for _ in range(2)])
@@ -97,3 +103,17 @@ def test_bad_input_and_stops():
     stop.set()
     result = explore(wide_stack(), stop=stop, starts=2, iterations=10_000)
     assert result.status == "unknown" and "interrupted" in result.reason
+
+
+def test_bundled_stack_examples_are_reproducible(tmp_path):
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "deep_examples.py"
+    spec = importlib.util.spec_from_file_location("deep_examples", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(tmp_path)]) == 0
+    written = sorted(p.name for p in tmp_path.glob("*.npz"))
+    assert written == sorted(p.name for p in STACKS.glob("*.npz") if not p.name.startswith("whole_only_"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (STACKS / name).read_bytes(), name
