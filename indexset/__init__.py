@@ -30,6 +30,7 @@ _EXPORTS = {  # public name: (module, attribute; None for the module itself)
     "verify": ("indexset.exact.verify", "verify"),
     "witness": ("indexset.exact.witness", "witness"),
     "check_forward": ("indexset.exact.witness", "check_forward"),
+    "pwl": ("indexset.exact.pwl", None),
     "solve": ("indexset.solver", "solve"),
     "construct": ("indexset.workflows.construct", None),
     "scan": ("indexset.large.scan", "scan"),

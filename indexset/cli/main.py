@@ -13,7 +13,7 @@ import sys
 
 from indexset.errors import InputError
 
-COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "scan")
+COMMANDS = ("info", "verify", "solve", "construct", "bench", "solve_system", "scan", "explore")
 
 
 EPILOG = """\

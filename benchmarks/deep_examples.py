@@ -1,0 +1,69 @@
+"""Write the bundled deep-stack examples of MATH.md §9.5 to instances/stacks/ (the same bytes every time).
+
+- ``leaky_whole_d2_n2.npz``: leaky ReLU (α = 1/2), two nondegenerate blocks
+  of width n = d = 2 whose composition is the identity; neither block
+  absorbs its skip on its own (MATH.md §3, extension), the stack does as a
+  whole: ``leaky_whole_d2_n2_witness.npz`` is a residual-free stack of the
+  same widths, g₂(g₁(x)) = −2σ(−σ(x)) = x.
+- ``relu_identity_d2_n2.npz``: the ReLU analogue, also the identity, which
+  no residual-free ReLU stack of width 2 equals (Theorem 9.2); width 4 would do.
+- ``relu_odd_d2_n4.npz``: survey stack 5 (``explore_survey.py`` defaults),
+  width 4, decided by Theorem 9.3.
+
+Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+sys.path.insert(0, str(REPOSITORY / "benchmarks"))
+
+from explore_survey import draw  # noqa: E402
+
+from indexset.model.instance import Instance  # noqa: E402
+from indexset.model.stack import Stack  # noqa: E402
+
+EYE = np.eye(2, dtype=np.int64)
+LEAKY = "leaky_relu:1/2"
+
+
+def leaky_whole() -> tuple[Stack, Stack]:
+    """f₁(x) = (2/3)x + (4/3)σ(x), f₂(y) = y − (1/2)σ(y) coordinatewise (σ = leaky ReLU, α = 1/2), and g₁ = σ, g₂ = −2σ(−·)."""
+    first = Instance(EYE * 3, EYE * 4, skip=EYE * 2, denominator=3, activation=LEAKY)
+    second = Instance(EYE * 2, -EYE, skip=EYE * 2, denominator=2, activation=LEAKY)
+    stack = Stack([first, second], {"example": np.array("MATH.md §9.5: the identity, absorbed as a whole only")})
+    witness = Stack([Instance(EYE, EYE, activation=LEAKY, residual_free=True),
+                     Instance(-EYE, -2 * EYE, activation=LEAKY, residual_free=True)],
+                    {"witness_of": np.array("leaky_whole_d2_n2.npz")})
+    return stack, witness
+
+
+def relu_identity() -> Stack:
+    """f₁(x) = x + diag(2, 3)σ(x), f₂(y) = y − diag(2/3, 3/4)σ(y): f₂ ∘ f₁ = id."""
+    first = Instance(EYE, np.array([[2, 0], [0, 3]]))
+    second = Instance(EYE * 12, np.array([[-8, 0], [0, -9]]), denominator=12)
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: the identity; Theorem 9.2 at width 2")})
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    folder = Path(argv[0]) if argv else REPOSITORY / "instances" / "stacks"
+    folder.mkdir(parents=True, exist_ok=True)
+    stack, witness = leaky_whole()
+    stack.save(folder / "leaky_whole_d2_n2.npz")
+    witness.save(folder / "leaky_whole_d2_n2_witness.npz")
+    relu_identity().save(folder / "relu_identity_d2_n2.npz")
+    survey, _ = draw(5, 0, [4, 5, 6, 7, 8], 3, 2, 2, "relu")
+    survey.save(folder / "relu_odd_d2_n4.npz")
+    print(f"wrote 4 files to {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

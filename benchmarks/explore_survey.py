@@ -1,0 +1,181 @@
+"""Survey of small ReLU stacks: do they absorb their skips block-wise, only as a whole, provably not, or unknown?
+
+Draws seeded random stacks (d = 2, L = 2, widths 4–8 by default, integer
+weights and biases in [−R, R], identity skips, every block nondegenerate in
+the sense of MATH.md §3) and runs ``indexset.workflows.explore.explore`` on
+each with a small fitting budget. Counts, per width:
+
+- ``blockwise``: every block absorbs on its own (the witnesses compose);
+- ``whole_only``: some block does not absorb on its own, but fitting found a
+  residual-free stack of the same widths that the exact region enumeration
+  proves equal (each one is written to ``--instances`` with its witness);
+- ``proven_not``: a theorem of MATH.md §9 proves that no residual-free
+  stack of the same widths equals it;
+- ``unknown``: none of these.
+
+The ``--second-pass K`` unknowns with the smallest fitting error are then
+explored again with a much larger budget (16 starts, 3000 steps); what
+they give is reported separately and moves them to ``whole_only`` only
+with an exactly checked witness.
+
+Usage::
+
+    python benchmarks/explore_survey.py --count 2000 --jobs 2 --out benchmarks/explore_survey.json
+
+The same arguments always draw the same stacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+# One BLAS thread per worker: the workers are the parallelism (set before numpy loads, inherited by spawned workers).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from indexset.model.instance import Instance  # noqa: E402
+from indexset.model.stack import Stack  # noqa: E402
+from indexset.theory.nondegeneracy import find_degeneracy  # noqa: E402
+from indexset.workflows.explore import explore, witness_from_certificate  # noqa: E402
+
+
+def draw(index: int, seed: int, widths: list, bound: int, d: int, layers: int, activation: str) -> tuple[Stack, int]:
+    """Stack number ``index``: its width cycles through ``widths``; blocks redrawn until nondegenerate."""
+    rng = np.random.default_rng([seed, index])
+    n = widths[index % len(widths)]
+    blocks, redraws = [], 0
+    while len(blocks) < layers:
+        block = Instance(rng.integers(-bound, bound + 1, size=(n, d)), rng.integers(-bound, bound + 1, size=(d, n)),
+                         b_up=rng.integers(-bound, bound + 1, size=n), b_down=rng.integers(-bound, bound + 1, size=d),
+                         activation=activation, source=f"survey stack {index}")
+        if find_degeneracy(block).nondegenerate:
+            blocks.append(block)
+        else:
+            redraws += 1
+    return Stack(blocks, source=f"survey stack {index}"), redraws
+
+
+def classify(job: tuple) -> dict:
+    index, options = job
+    stack, redraws = draw(index, options["seed"], options["widths"], options["bound"], options["d"], options["layers"], options["activation"])
+    start = time.perf_counter()
+    result = explore(stack, seed=index, starts=options["starts"], iterations=options["iterations"], time_limit=options["time_limit"])
+    elapsed = time.perf_counter() - start
+    blocks = result.stages.get("blockwise", {}).get("blocks")
+    theory = result.stages.get("theory", {})
+    record = {"index": index, "n": stack.n, "status": result.status, "blocks": blocks, "seconds": round(elapsed, 3), "redraws": redraws,
+              "min_rank": theory.get("facts", {}).get("min_rank"), "theorem": theory.get("theorem") if result.status == "not_absorbable" else None,
+              "best_loss": result.stages.get("fit", {}).get("best_loss")}
+    if result.status == "absorbable":
+        record["category"] = "blockwise" if result.certificate["kind"] == "blockwise" else "whole_only"
+    elif result.status == "not_absorbable":
+        record["category"] = "proven_not"
+    else:
+        record["category"] = "unknown"
+    if record["category"] == "whole_only" and options["instances"]:
+        folder = Path(options["instances"])
+        folder.mkdir(parents=True, exist_ok=True)
+        stack.save(folder / f"whole_only_{index}.npz")
+        witness_from_certificate(stack, result.certificate).save(folder / f"whole_only_{index}_witness.npz")
+        record["files"] = [f"whole_only_{index}.npz", f"whole_only_{index}_witness.npz"]
+    return record
+
+
+def summarise(records: list, options: dict, seconds: float) -> dict:
+    by_width = defaultdict(Counter)
+    for record in records:
+        by_width[record["n"]][record["category"]] += 1
+    theorems = Counter(r["theorem"] for r in records if r["theorem"])
+    unknown_losses = [r["best_loss"] for r in records if r["category"] == "unknown" and r["best_loss"] is not None]
+    ranks = defaultdict(Counter)
+    for record in records:
+        if record["min_rank"] is not None:
+            ranks[record["n"]][record["min_rank"]] += 1
+    return {
+        "options": options, "stacks": len(records), "wall_seconds": round(seconds, 1),
+        "counts": {str(n): dict(counter) for n, counter in sorted(by_width.items())},
+        "totals": dict(Counter(r["category"] for r in records)),
+        "theorems": dict(theorems),
+        "min_rank_by_width": {str(n): dict(counter) for n, counter in sorted(ranks.items())},
+        "unknown_best_loss": None if not unknown_losses else {"min": min(unknown_losses), "median": statistics.median(unknown_losses),
+                                                              "max": max(unknown_losses)},
+        "some_block_absorbs": sum(1 for r in records if r["blocks"] and "absorbable" in r["blocks"] and r["category"] != "blockwise"),
+        "redraws": sum(r["redraws"] for r in records),
+        "seconds_per_stack": {"median": statistics.median(r["seconds"] for r in records), "max": max(r["seconds"] for r in records)},
+        "whole_only": [r for r in records if r["category"] == "whole_only"],
+    }
+
+
+def _dump(summary: dict, records: list) -> str:
+    """The summary indented, one record per line (the file stays small and diffable)."""
+    lines = ",\n".join("  " + json.dumps(record, default=str) for record in records)
+    return '{"summary": ' + json.dumps(summary, indent=1, default=str) + ',\n "records": [\n' + lines + "\n ]}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=2000, help="number of stacks (default 2000)")
+    parser.add_argument("--widths", default="4,5,6,7,8", help="comma-separated widths n, cycled (default 4,5,6,7,8)")
+    parser.add_argument("--range", dest="bound", type=int, default=3, help="weights and biases in [−R, R] (default 3)")
+    parser.add_argument("--d", type=int, default=2)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--activation", default="relu")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--starts", type=int, default=4, help="fitting starts per stack (default 4)")
+    parser.add_argument("--iterations", type=int, default=200, help="Adam steps per start (default 200)")
+    parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per stack (default 20)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--second-pass", type=int, default=20, help="unknowns with the smallest fitting error explored again with 16 starts × 3000 steps (default 20)")
+    parser.add_argument("--instances", default=str(REPOSITORY / "instances" / "stacks"), help="folder for stacks that absorb only as a whole, with their witnesses (default instances/stacks)")
+    parser.add_argument("--out", help="write the summary and every record as JSON here")
+    args = parser.parse_args(argv)
+    widths = [int(w) for w in args.widths.split(",")]
+    options = {"seed": args.seed, "widths": widths, "bound": args.bound, "d": args.d, "layers": args.layers, "activation": args.activation,
+               "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances}
+    start = time.perf_counter()
+    jobs = [(index, options) for index in range(args.count)]
+    if args.jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            records = list(pool.imap(classify, jobs, chunksize=4))
+    else:
+        records = [classify(job) for job in jobs]
+    unknown = sorted((r for r in records if r["category"] == "unknown" and r["best_loss"] is not None), key=lambda r: r["best_loss"])
+    deeper = dict(options, starts=16, iterations=3000, time_limit=120.0)
+    second = [(r["index"], deeper) for r in unknown[: args.second_pass]]
+    if second:
+        if args.jobs > 1:
+            with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+                again = list(pool.imap(classify, second))
+        else:
+            again = [classify(job) for job in second]
+        by_index = {r["index"]: r for r in records}
+        for record in again:
+            by_index[record["index"]]["second_pass"] = {"category": record["category"], "best_loss": record["best_loss"], "seconds": record["seconds"]}
+            if record["category"] == "whole_only":
+                by_index[record["index"]].update(record)
+    summary = summarise(records, options, time.perf_counter() - start)
+    summary["second_pass"] = [{"index": r["index"], "n": r["n"], "first_loss": r["best_loss"], **r["second_pass"]}
+                              for r in records if "second_pass" in r]
+    text = _dump(summary, records)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    print(json.dumps({k: v for k, v in summary.items() if k != "whole_only"}, indent=1, default=str))
+    print(f"whole_only: {len(summary['whole_only'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""``indexset explore STACK.npz``: exit codes from a real process (0 absorbable, 1 not absorbable, 3 unknown, 2 bad input), JSON and --witness.
+
+Answers are re-checked independently: a written witness by the exact
+region enumeration, a ``no`` by the block-wise and theorem facts it names.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexset.cli.main import main
+from indexset.exact import pwl
+from indexset.model.instance import Instance
+from indexset.model.stack import Stack
+from indexset.workflows import construct
+
+CLI = [sys.executable, "-m", "indexset"]
+STACKS = Path(__file__).resolve().parents[2] / "instances" / "stacks"
+REQUIRED = {"status", "class", "reason", "verified", "time_s", "stages", "certificate", "extension"}
+
+
+def explore(*argv, cwd=None):
+    return subprocess.run([*CLI, "explore", *map(str, argv)], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_exit_zero_with_a_witness_written(tmp_path):
+    stack = construct.stack(layers=2, d=2, n=6, seed=4)
+    path, out = tmp_path / "stack.npz", tmp_path / "witness.npz"
+    stack.save(path)
+    process = explore(path, "--witness", out, "--json", "--starts", "2", "--iterations", "10")
+    assert process.returncode == 0, process.stderr
+    payload = json.loads(process.stdout)
+    assert set(payload) >= REQUIRED and payload["status"] == "absorbable" and payload["verified"]
+    assert payload["witness"]["written"] == [str(out)]
+    written = Stack.load(out)
+    assert written.residual_free and pwl.compare(stack, written, probes=0).equal is True
+
+
+def test_exit_one_on_a_theorem():
+    process = explore(STACKS / "relu_identity_d2_n2.npz")
+    assert process.returncode == 1, process.stderr
+    assert ": NOT ABSORBABLE" in process.stdout.splitlines()[0] and "Theorem 9.2" in process.stdout
+
+
+def test_exit_three_when_unknown(tmp_path):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "wide.npz"
+    Stack([Instance(rng.integers(-3, 4, (5, 2)), rng.integers(-3, 4, (2, 5)), b_up=rng.integers(-3, 4, 5)) for _ in range(2)]).save(path)
+    process = explore(path, "--starts", "2", "--iterations", "20", "--witness", tmp_path / "none.npz")
+    assert process.returncode == 3, process.stderr
+    assert ": UNKNOWN" in process.stdout.splitlines()[0] and not (tmp_path / "none.npz").exists()
+
+
+def test_exit_two_on_bad_input(tmp_path):
+    process = explore(tmp_path / "missing.npz")
+    assert process.returncode == 2 and process.stderr.count("\n") == 1 and "no such file" in process.stderr
+
+
+def test_bad_options_and_files_in_process(tmp_path, capsys):
+    gelu = tmp_path / "gelu.npz"
+    construct.stack(layers=2, d=2, n=4, seed=1, activation="gelu").save(gelu)
+    for argv, message in (([gelu], "not piecewise linear"), ([STACKS / "relu_identity_d2_n2.npz", "--starts", "0"], "--starts"),
+                          ([STACKS / "relu_identity_d2_n2.npz", "--iterations", "0"], "--iterations"),
+                          ([STACKS / "relu_identity_d2_n2.npz", "--seed", "-1"], "--seed"),
+                          ([STACKS / "relu_identity_d2_n2.npz", "--time-limit", "-3"], "--time-limit"),
+                          ([STACKS / "leaky_whole_d2_n2_witness.npz"], "residual-free")):
+        capsys.readouterr()
+        assert main(["explore", *map(str, argv)]) == 2
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_whole_stack_example_in_process(tmp_path, capsys):
+    """The fitted path end to end (tests/workflows/test_explore_workflow.py covers it in the quick run)."""
+    out = tmp_path / "w.npz"
+    code = main(["explore", str(STACKS / "leaky_whole_d2_n2.npz"), "--starts", "8", "--iterations", "1500", "--witness", str(out), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["certificate"]["kind"] == "fitted" and payload["stages"]["blockwise"]["status"] == "unknown"
+    assert pwl.compare(Stack.load(STACKS / "leaky_whole_d2_n2.npz"), Stack.load(out), probes=0).equal is True
