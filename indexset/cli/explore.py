@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import threading
 
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import Progress, StopOnInterrupt, emit_json, time_budget
 from indexset.errors import InputError
+
+EPILOG = """\
+exit status:
+  0  absorbable: a residual-free witness stack, checked equal exactly on every region
+  1  not absorbable: a theorem of MATH.md §9 (or the block's own proof for a single block)
+  3  unknown: time limit, Ctrl-C, or no theorem and no fit decides; the best fit is reported
+  2  bad input: one line on stderr, nothing written
+  130  a second Ctrl-C
+"""
 
 
 def register(sub) -> None:
@@ -14,9 +24,10 @@ def register(sub) -> None:
     parser = sub.add_parser(
         "explore",
         help="search for a residual-free stack of the same widths equal to a ReLU/leaky-ReLU stack, checked exactly (MATH.md §9)",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="stack .npz (a single block is a stack of one)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (sample points, starts)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (sample points, starts; default 0)")
     parser.add_argument("--starts", type=int, default=16, help="fitting starts, the first ones the block-wise pieces (default 16)")
     parser.add_argument("--iterations", type=int, default=3000, help="Adam steps per start at most (default 3000)")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown' with what is known")
