@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
 from indexset.native.prune import propagate_bounds
@@ -85,8 +84,15 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
     Free variables that appear in no equation form components of their own
     with no rows (each doubles the number of solutions).
     """
-    graph = nx.Graph()
     free = [i for i in range(system.n) if fixed[i] < 0]
+    touching = [r for r in range(system.m) if any(int(system.M[r, i]) != 0 for i in free)]
+    if free and any(all(int(system.M[r, i]) != 0 for i in free) for r in touching):
+        # A row on every free variable joins them all, with every row that touches one.
+        parts = [(touching, free)] + [([r], []) for r in range(system.m) if r not in set(touching)]
+        return _ordered(parts)
+    import networkx as nx  # loaded only for sparse systems (~0.25 s)
+
+    graph = nx.Graph()
     graph.add_nodes_from(("z", i) for i in free)
     for r in range(system.m):
         graph.add_node(("row", r))
@@ -98,8 +104,12 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
         rows = sorted(k for kind, k in component if kind == "row")
         columns = sorted(k for kind, k in component if kind == "z")
         parts.append((rows, columns))
-    parts.sort(key=lambda part: (part[1][:1] or [-1], part[0][:1]))
-    return parts
+    return _ordered(parts)
+
+
+def _ordered(parts: list) -> list:
+    """Parts in a fixed order: by first column, then first row (rows-only parts first)."""
+    return sorted(parts, key=lambda part: (part[1][:1] or [-1], part[0][:1]))
 
 
 def subsystem(system: System, fixed: np.ndarray, rows: list[int], columns: list[int]) -> System:

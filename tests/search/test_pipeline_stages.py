@@ -165,3 +165,40 @@ def test_portfolio_stopped_early_claims_nothing_unproven():
         assert result.complete
     if result.status == "feasible":
         assert system.is_solution(result.index_set)
+
+
+def _components_by_union_find(M, fixed):
+    """Reference: the variable–equation graph's components, by union–find over plain lists."""
+    m, n = M.shape
+    parent = list(range(m + n))  # rows 0..m-1, variables m..m+n-1
+
+    def root(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    free = [i for i in range(n) if fixed[i] < 0]
+    for r in range(m):
+        for i in free:
+            if M[r, i] != 0:
+                parent[root(r)] = root(m + i)
+    groups = {}
+    for node in list(range(m)) + [m + i for i in free]:
+        groups.setdefault(root(node), []).append(node)
+    return sorted((sorted(k for k in g if k < m), sorted(k - m for k in g if k >= m)) for g in groups.values())
+
+
+@pytest.mark.parametrize("density", [0.15, 0.5, 1.0])
+def test_components_match_union_find(density):
+    from indexset.search.prune import components
+
+    rng = np.random.default_rng(int(density * 100))
+    for _ in range(60):
+        m, n = int(rng.integers(1, 5)), int(rng.integers(1, 12))
+        M = rng.integers(-3, 4, (m, n)) * (rng.random((m, n)) < density)
+        if density == 1.0 and rng.random() < 0.5:
+            M[int(rng.integers(m))] = rng.choice([-2, -1, 1, 2], n)  # a row on every variable: the dense shortcut
+        fixed = np.where(rng.random(n) < 0.2, rng.integers(0, 2, n), -1).astype(np.int8)
+        system = System(M.astype(object), np.zeros(m, dtype=object))
+        assert sorted(components(system, fixed)) == _components_by_union_find(M, fixed)

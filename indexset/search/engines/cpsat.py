@@ -9,11 +9,11 @@ planted sets that lattice enumeration misses, so the portfolio runs both.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.bounds import kernel_bounds
@@ -23,6 +23,13 @@ from indexset.search.system import System, fit_coefficients
 NAME = "cpsat"
 INT_LIMIT = 2**53
 """Largest coefficient magnitude handed to CP-SAT (its linear sums must not overflow int64)."""
+
+
+def _cp_model():
+    """OR-Tools' CP-SAT module, imported on first use: it takes ~0.5 s to load, and most runs never start CP-SAT."""
+    from ortools.sat.python import cp_model
+
+    return cp_model
 
 
 def _fits(values) -> bool:
@@ -51,7 +58,7 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0, 
         ``time.perf_counter()`` value after which to give up.
     stop : threading.Event, optional
     """
-    model = cp_model.CpModel()
+    model = _cp_model().CpModel()
     z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
     kind = "plain"
     if _kernel_usable(system, reduction):
@@ -98,30 +105,36 @@ def _add_rows(model, system: System, z) -> None:
             model.add_linear_constraint(expr, int(system.t[r]) - int(system.slack[r]), int(system.t[r]) + int(system.slack[r]))
 
 
-class _Collector(cp_model.CpSolverSolutionCallback):
-    """Collects supports that pass ``accept``; stops at the first unless asked for all."""
+@functools.cache
+def _collector_class():
+    """The solution callback class (built on first use, so that OR-Tools loads only when CP-SAT runs)."""
 
-    def __init__(self, z, find_all, progress, accept):
-        super().__init__()
-        self._z = z
-        self._find_all = find_all
-        self._progress = progress
-        self._accept = accept
-        self.solutions = []
-        self.candidates = 0
-        self._seen = set()
+    class Collector(_cp_model().CpSolverSolutionCallback):
+        """Collects supports that pass ``accept``; stops at the first unless asked for all."""
 
-    def on_solution_callback(self) -> None:
-        support = tuple(i for i, var in enumerate(self._z) if self.boolean_value(var))
-        self.candidates += 1
-        if support in self._seen or not self._accept(support):
-            return
-        self._seen.add(support)
-        self.solutions.append(list(support))
-        if self._progress:
-            self._progress({"engine": NAME, "solutions": len(self.solutions)})
-        if not self._find_all:
-            self.stop_search()
+        def __init__(self, z, find_all, progress, accept):
+            super().__init__()
+            self._z = z
+            self._find_all = find_all
+            self._progress = progress
+            self._accept = accept
+            self.solutions = []
+            self.candidates = 0
+            self._seen = set()
+
+        def on_solution_callback(self) -> None:
+            support = tuple(i for i, var in enumerate(self._z) if self.boolean_value(var))
+            self.candidates += 1
+            if support in self._seen or not self._accept(support):
+                return
+            self._seen.add(support)
+            self.solutions.append(list(support))
+            if self._progress:
+                self._progress({"engine": NAME, "solutions": len(self.solutions)})
+            if not self._find_all:
+                self.stop_search()
+
+    return Collector
 
 
 def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2) -> Result:
@@ -137,7 +150,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     if mode == "empty":
         return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
     relaxed = mode == "relaxed"
-    solver = cp_model.CpSolver()
+    solver = _cp_model().CpSolver()
     params = solver.parameters
     params.random_seed = int(seed) % 2**31  # CP-SAT takes an int32 seed
     params.catch_sigint_signal = False  # Ctrl-C is handled by the caller, which sets `stop`
@@ -150,7 +163,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     else:
         params.num_workers = int(workers)
     accept = system.is_solution if relaxed else (lambda support: True)
-    collector = _Collector(z, find_all, progress, accept)
+    collector = _collector_class()(z, find_all, progress, accept)
     finished = threading.Event()
     watcher = _watch(stop, finished, solver)
     try:
@@ -183,6 +196,7 @@ def _watch(stop, finished, solver):
 
 
 def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> Result:
+    cp_model = _cp_model()
     stages = {"model": mode}
     if status == cp_model.INFEASIBLE or (enumerated and status == cp_model.OPTIMAL and not solutions and not stopped):
         proof = "enumerated every solution of the scaled relaxation (which keeps all exact ones); none is exact" if mode == "relaxed" else f"proved the {mode} model infeasible"
