@@ -131,7 +131,7 @@ def _run(sweep, args) -> dict:
     import indexset.workflows.bench as bench  # numerics only when a sweep runs
 
     stop = threading.Event()
-    with StopOnInterrupt(stop), _progress_display() as progress, cluster_from_args(args, always=False) as cluster:
+    with StopOnInterrupt(stop), _progress_display() as progress, cluster_from_args(args) as cluster:
         runner = None
         if cluster is not None:
             from indexset.workflows.sweeps import OnCluster  # Dask only when asked for

@@ -117,14 +117,16 @@ def add_class_option(parser) -> None:
 def add_cluster_options(parser, workers_help: str | None = None) -> None:
     """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")
-    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a long lattice enumeration (default: every CPU; started only when the search is predicted to take ≥ 20 s)")
+    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a lattice enumeration predicted to take ≥ 20 s (default: none: the search runs in threads in this process, which measured faster on one machine)")
 
 
-def cluster_from_args(args, *, always: bool = True):
+def cluster_from_args(args):
     """The :class:`indexset.search.distributed.Cluster` the options ask for (a context manager).
 
-    With ``always=False`` and neither option given, a no-op context that
-    yields None (work stays in this process).
+    With neither ``--scheduler`` nor ``--workers``, a no-op context that
+    yields None: the work stays in this process, in threads. On one machine
+    that measured faster than a local Dask cluster (BENCHMARKS.md, "Split
+    search on Dask").
     """
     import contextlib
 
@@ -132,7 +134,7 @@ def cluster_from_args(args, *, always: bool = True):
 
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers", "must be at least 1")
-    if not always and args.scheduler is None and args.workers is None:
+    if args.scheduler is None and args.workers is None:
         return contextlib.nullcontext()
     cluster = Cluster(scheduler=args.scheduler, workers=args.workers, on_problem=lambda message: warn(f"indexset: {message}"))
     if args.scheduler is not None:

@@ -39,7 +39,7 @@ def register(sub) -> None:
     group.add_argument("--count", action="store_true", help="count every solution")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds, counted from process start; past it the answer is 'unknown' (default: no limit)")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
-    add_cluster_options(parser, "local workers of the lattice engine (default: every CPU): threads for a short search, Dask worker processes when it is predicted to take ≥ 20 s")
+    add_cluster_options(parser, "local Dask worker processes for a lattice search predicted to take ≥ 20 s (default: none: threads in this process, one per CPU, which measured faster on one machine)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 

@@ -36,7 +36,9 @@ A local cluster costs 2–4 s here (start-up with the engines imported and
 the kernels loaded in each worker, and close) plus ~3.5 ms per part, so it
 is started only when the lattice engine's tree-size estimate predicts at
 least :data:`LOCAL_CLUSTER_FROM` seconds; shorter searches stay in this
-process (BENCHMARKS.md, "Split search on Dask").
+process (BENCHMARKS.md, "Split search on Dask"). The command line makes a
+local cluster only when asked (``--workers N``): on one machine the
+engine's own threads were faster.
 Library code: nothing here prints.
 """
 
