@@ -43,8 +43,20 @@ DONE = 2
 PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
-FIXED = 4294967296.0
-"""Scale of the fixed-point ℓ1 sums (|W_i[r]| ≤ √N·(1 + margin) ≪ 2^31)."""
+@kernel
+def fixed_point(N):
+    """Clamp and scale of the fixed-point ℓ1 sums of the Hölder test on W_i.
+
+    Below any box point, ``|W_i[r]| = |⟨w, P_i e_r⟩| ≤ ‖P_i e_r‖₁ ≤ √N``
+    (w ∈ {±1}^N, P_i a projection), so clamping |W_i[r]| at √N + 1 changes
+    no term of a node that has a box point below it; on the others a smaller
+    sum only prunes what has to go anyway. The scale is the largest power of
+    two with clamp·scale ≤ 2^30, so each term converts to an int32 (a
+    conversion AVX2 vectorises; double → int64 needs AVX-512) and the int64
+    sum of N terms cannot overflow.
+    """
+    clamp = math.sqrt(N) + 1.0
+    return clamp, 2.0 ** math.floor(math.log2(2.0**30 / clamp))
 
 # Layout of the int64 ``istate`` vector.
 LEVEL = 0
@@ -225,6 +237,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
     """
     D = rr.shape[0]
     N = W.shape[1]
+    clamp, scale = fixed_point(N)
     if istate[PHASE] == 2:
         return DONE
     if istate[PHASE] == 0:
@@ -256,15 +269,16 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
             dn[i] -= 1
         nodes += 1
         diff = xi - ctr[i]
-        # W_i and ‖W_i‖₁. The sum runs in fixed point (2^-32 units) because
-        # integer sums may be reordered, so the loop vectorises; truncation
-        # makes it at most N·2^-32 low, which the test below adds back.
+        # W_i and ‖W_i‖₁. The sum runs in fixed point (fixed_point: clamped
+        # terms in units of 1/scale) because integer sums may be reordered,
+        # so the loop vectorises; truncation makes it at most N/scale low,
+        # which the test below adds back.
         acc = 0
         for r in range(N):
             v = W[i + 1, r] + diff * bstar[i, r]
             W[i, r] = v
-            acc += abs(np.int64(v * FIXED))
-        s1 = acc / FIXED + N / FIXED
+            acc += np.int64(np.int32(min(abs(v), clamp) * scale))
+        s1 = acc / scale + N / scale
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
