@@ -177,6 +177,31 @@ def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
     assert len(messages) == 1 and "could not start" in messages[0] and "cannot spawn" in messages[0]
 
 
+@pytest.mark.parametrize("argv, cluster_expected", [
+    (["solve", "FILE"], False),
+    (["solve", "FILE", "--workers", "2"], True),
+    (["solve-system", "SYSTEM"], False),
+])
+def test_a_dask_cluster_only_when_asked(argv, cluster_expected, monkeypatch, tmp_path, capsys):
+    """Without --workers or --scheduler the search stays in process: no Cluster is even built."""
+    made = []
+    original = Cluster.__init__
+
+    def recording(self, *args, **kwargs):
+        made.append(kwargs)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Cluster, "__init__", recording)
+    import numpy as np
+
+    system = tmp_path / "system.npz"
+    np.savez(system, A=np.array([[1, 2, 3, 4]]), b=np.array([5]))
+    argv = [str(INSTANCES / "planted_d2_n12.npz") if a == "FILE" else str(system) if a == "SYSTEM" else a for a in argv]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert bool(made) == cluster_expected
+
+
 # ------------------------------------------- library parameters, CLI flags
 @pytest.mark.parametrize("call, parameter, flag_argv, flag", [
     (lambda: construct.planted(d=1), "d", ["construct", "planted", "--d", "1"], "--d"),
