@@ -227,8 +227,8 @@ def main(argv=None) -> int:
         s = row["summary"]
         print(f"{row['label']:<30} indexset {s['indexset_wall']:8.3f} s  sd2[{s['best_setting'] or 'default'}] {s['sd_wall']:8.3f} s  "
               f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  agree {s['answers_agree']}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"machine": dict(zip(("sysname", "nodename", "release", "version", "machine"), os.uname())), "cpus": os.cpu_count(), "rows": results}, indent=1) + "\n")
+        if args.json:  # after every row: a run stopped part-way keeps what it measured
+            Path(args.json).write_text(json.dumps({"machine": dict(zip(("sysname", "nodename", "release", "version", "machine"), os.uname())), "cpus": os.cpu_count(), "rows": results}, indent=1) + "\n")
     print("\n| instance | indexset wall (s) | solvediophant wall (s), best setting | ratio wall | ratio CPU |")
     print("|---|---|---|---|---|")
     for row in results:
