@@ -101,6 +101,24 @@ def rank(rows):
 
 
 # ------------------------------------------------------ reference solvers
+def determinant(matrix) -> Fraction:
+    """Determinant by Gaussian elimination over Fractions (independent of flint)."""
+    m = [list(map(Fraction, row)) for row in matrix]
+    size, det = len(m), Fraction(1)
+    for col in range(size):
+        pivot = next((r for r in range(col, size) if m[r][col] != 0), None)
+        if pivot is None:
+            return Fraction(0)
+        if pivot != col:
+            m[col], m[pivot] = m[pivot], m[col]
+            det = -det
+        det *= m[col][col]
+        for r in range(col + 1, size):
+            factor = m[r][col] / m[col][col]
+            m[r] = [a - factor * b for a, b in zip(m[r], m[col])]
+    return det
+
+
 def mitm_solutions(instance, max_width=40):
     """Every S satisfying (★) exactly, by meet in the middle over 2^(n/2) halves.
 

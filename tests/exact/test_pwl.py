@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import determinant  # Fractions only, independent of flint
 from scipy.optimize import linprog
 
 import indexset
@@ -50,26 +51,9 @@ def general_position(rows, offsets):
             return False
     for subset in itertools.combinations(range(len(rows)), d + 1):
         augmented = [[Fraction(v) for v in rows[i]] + [Fraction(offsets[i])] for i in subset]
-        if _det(augmented) == 0:
+        if determinant(augmented) == 0:
             return False
     return True
-
-
-def _det(matrix):
-    matrix = [row[:] for row in matrix]
-    size, det = len(matrix), Fraction(1)
-    for col in range(size):
-        pivot = next((r for r in range(col, size) if matrix[r][col] != 0), None)
-        if pivot is None:
-            return Fraction(0)
-        if pivot != col:
-            matrix[col], matrix[pivot] = matrix[pivot], matrix[col]
-            det = -det
-        det *= matrix[col][col]
-        for r in range(col + 1, size):
-            factor = matrix[r][col] / matrix[col][col]
-            matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[col])]
-    return det
 
 
 def numpy_patterns(model, points):

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import determinant  # Fractions only, independent of flint
 
 from indexset.errors import InputError
 from indexset.exact.verify import verify
@@ -60,25 +61,6 @@ def reference_residual(W_up, W_down, skip, activation, S, denominator=1):
     ]
 
 
-def frac_det(matrix) -> Fraction:
-    """Determinant by Fraction Gaussian elimination."""
-    m = [list(map(Fraction, row)) for row in matrix]
-    size = len(m)
-    det = Fraction(1)
-    for col in range(size):
-        pivot = next((r for r in range(col, size) if m[r][col] != 0), None)
-        if pivot is None:
-            return Fraction(0)
-        if pivot != col:
-            m[col], m[pivot] = m[pivot], m[col]
-            det = -det
-        det *= m[col][col]
-        for r in range(col + 1, size):
-            f = m[r][col] / m[col][col]
-            m[r] = [x - f * y for x, y in zip(m[r], m[col])]
-    return det
-
-
 def check_against_reference(inst, raw, S, tol=None):
     """verify(inst, S) must agree with the reference on every field."""
     ref = reference_residual(
@@ -118,7 +100,7 @@ DECIMALS = np.array([0.1, 0.2, 0.3, -0.7, 1.1, 2.675, 1e-3, -3.3, 0.5, 0.25, -1.
 def random_invertible(rng, d, low=-3, high=4):
     while True:
         m = rng.integers(low, high, size=(d, d))
-        if frac_det(m.tolist()) != 0:
+        if determinant(m.tolist()) != 0:
             return m
 
 
