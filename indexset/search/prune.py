@@ -85,20 +85,17 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
     with no rows (each doubles the number of solutions).
     """
     free = [i for i in range(system.n) if fixed[i] < 0]
-    touching = [r for r in range(system.m) if any(int(system.M[r, i]) != 0 for i in free)]
-    if free and any(all(int(system.M[r, i]) != 0 for i in free) for r in touching):
+    free_in_row = [[i for i in free if int(system.M[r, i]) != 0] for r in range(system.m)]
+    if free and any(len(row) == len(free) for row in free_in_row):
         # A row on every free variable joins them all, with every row that touches one.
-        parts = [(touching, free)] + [([r], []) for r in range(system.m) if r not in set(touching)]
-        return _ordered(parts)
+        return _ordered([([r for r in range(system.m) if free_in_row[r]], free)] + [([r], []) for r in range(system.m) if not free_in_row[r]])
     import networkx as nx  # loaded only for sparse systems (~0.25 s)
 
     graph = nx.Graph()
     graph.add_nodes_from(("z", i) for i in free)
     for r in range(system.m):
         graph.add_node(("row", r))
-        for i in free:
-            if int(system.M[r, i]) != 0:
-                graph.add_edge(("row", r), ("z", i))
+        graph.add_edges_from((("row", r), ("z", i)) for i in free_in_row[r])
     parts = []
     for component in nx.connected_components(graph):
         rows = sorted(k for kind, k in component if kind == "row")
