@@ -94,6 +94,16 @@ def seed_of(*parts) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode())
 
 
+def holding_sets(activation, kind, trials=6):
+    """Seeded (trial, instance, S) with S planted to hold, d = 1–3, skips and biases varied by trial."""
+    rng = np.random.default_rng(seed_of(activation, kind))
+    for trial in range(trials):
+        d = int(rng.integers(1, 4))
+        n = d + int(rng.integers(0, 4))
+        inst, S = planted(rng, d, n, activation, kind=kind, skip=bool(trial % 2), biases=trial != 0)
+        yield trial, inst, S
+
+
 EXACT_ACTS = ("relu", "leaky_relu:1/3", "leaky_relu:0.2", "leaky_relu:-1/2")
 FLOAT_ACTS = ("gelu", "gelu_tanh", "silu", "softplus")
 
@@ -101,11 +111,7 @@ FLOAT_ACTS = ("gelu", "gelu_tanh", "silu", "softplus")
 @pytest.mark.parametrize("activation", EXACT_ACTS)
 @pytest.mark.parametrize("kind", ["int", "float", "rational"])
 def test_witness_exact_forward_for_holding_sets(activation, kind):
-    rng = np.random.default_rng(seed_of(activation, kind))
-    for trial in range(6):
-        d = int(rng.integers(1, 4))
-        n = d + int(rng.integers(0, 4))
-        inst, S = planted(rng, d, n, activation, kind=kind, skip=bool(trial % 2), biases=trial != 0)
+    for trial, inst, S in holding_sets(activation, kind):
         block = witness(inst, S)
         assert block.residual_free and block.skip is None
         assert block.activation == inst.activation
@@ -118,11 +124,7 @@ def test_witness_exact_forward_for_holding_sets(activation, kind):
 @pytest.mark.parametrize("activation", FLOAT_ACTS)
 @pytest.mark.parametrize("kind", ["int", "float"])
 def test_witness_float_forward_for_holding_sets(activation, kind):
-    rng = np.random.default_rng(seed_of(activation, kind))
-    for trial in range(6):
-        d = int(rng.integers(1, 4))
-        n = d + int(rng.integers(0, 4))
-        inst, S = planted(rng, d, n, activation, kind=kind, skip=bool(trial % 2), biases=trial != 0)
+    for trial, inst, S in holding_sets(activation, kind):
         block = witness(inst, S)
         check = check_forward(inst, block, points=20, seed=trial)
         assert not check.exact
