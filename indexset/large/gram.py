@@ -12,7 +12,8 @@ factorisation; ``M`` is never built.
 
 Decision
 --------
-1. ``ẑ`` solves ``G z = Mᵀ t`` in float64 (Cholesky).
+1. ``ẑ`` solves ``G z = Mᵀ t`` in float64 (conjugate gradients on G above
+   n = 400 when they converge within a budget, else Cholesky).
 2. ``S = {i : ẑ_i > 1/2}``. The block is reported **absorbable** only when
    the exact rational verifier (:func:`indexset.exact.verify.verify`) accepts S.
 3. It is reported **not absorbable** only when a *certified* lower bound on
@@ -101,7 +102,8 @@ from fractions import Fraction
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+from scipy.linalg import blas
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, cg, eigsh
 
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.errors import InputError
@@ -120,12 +122,25 @@ SHIFT_FACTORS = (0.98, 0.9, 0.5)
 """Shifts ``s = factor·λ̂`` tried, in order, to certify ``λ_min(G) ≥ s − margin``."""
 
 SMALL_EIGEN = 400
+"""Up to this width λ_min(G̃) is estimated by a dense eigensolver, above by Lanczos."""
 
 LANCZOS_TOL = 1e-2
 """Relative accuracy of the λ_min estimate. It only picks the shift that the
 Cholesky check then certifies (0.98 of the estimate first), so 1 % is
 enough; 1e-4 cost twice the Lanczos iterations on d = 768, n = 3072."""
-"""Up to this width λ_min(G̃) is estimated by a dense eigensolver, above by Lanczos."""
+
+ITERATIVE_PRODUCTS = 150
+"""Budget of products ``G·v`` for each of Lanczos on G (the λ_min estimate)
+and conjugate gradients (ẑ) before the factorisation of G takes over. One
+product costs about 1/150 of a Cholesky factorisation at n = 1536 (it is
+memory-bound). Measured at d = 384, n = 1536: Lanczos 21–41 products,
+Jacobi-preconditioned CG 15; Lanczos needs thousands when unit norms
+spread widely (then the factorisation is cheaper)."""
+
+CG_RTOL = 1e-14
+"""Relative residual ``‖Gẑ − Mᵀt‖ ≤ CG_RTOL·‖Mᵀt‖`` that conjugate gradients
+must reach, close to what the Cholesky solve gives (the bound holds for any
+ẑ; a less accurate ẑ only weakens it)."""
 
 EXACT_UPPER_WORK = 2_000_000
 """Run the exact verifier on the rounded set whenever d²·|S| and 10·n·d are at most this."""
@@ -166,6 +181,7 @@ class FloatData:
     ----------
     U : ndarray, shape (n, d)
     D : ndarray, shape (d, n)
+        Both in Fortran order (:func:`gram_matrix`).
     T : ndarray, shape (d, d)
         float64 value of the exact target.
     T_error : float
@@ -208,6 +224,7 @@ def float_data(instance: Instance) -> FloatData | None:
     D = _exact_float(instance.W_down)
     if U is None or D is None:
         return None
+    U, D = np.asfortranarray(U), np.asfortranarray(D)  # SciPy's BLAS takes Fortran order without copies
     den = instance.denominator
     c = instance.act.c
     if instance.skip is None:
@@ -228,15 +245,95 @@ def float_data(instance: Instance) -> FloatData | None:
 
 # ------------------------------------------------------------- Gram and λ
 def gram_matrix(U: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """``G = (DᵀD) ∘ (U Uᵀ)`` in float64 (two n × n products, one Hadamard)."""
-    G = D.T @ D
-    G *= U @ U.T
+    """The upper triangle of ``G = (DᵀD) ∘ (U Uᵀ)`` in float64, Fortran order.
+
+    Two symmetric rank-d products (BLAS syrk, half the work of full
+    products) and one Hadamard product; the strict lower triangle is zero.
+    Every consumer reads the upper triangle only (:func:`symmetric_product`,
+    the factorisations, the dense eigensolver).
+
+    All heavy BLAS work of the Gram path runs in SciPy's BLAS. NumPy
+    ships a second OpenBLAS whose worker threads keep spinning for a while
+    after each call; alternating the two made the Cholesky factorisation
+    3× slower on two cores (0.10 s against 0.03 s at n = 1536).
+    """
+    G = blas.dsyrk(1.0, D, trans=1)
+    G *= blas.dsyrk(1.0, U, trans=0)
     return G
 
 
+def symmetric_product(G: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``G·v`` from the upper triangle of G (BLAS symv)."""
+    return blas.dsymv(1.0, G, v)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, transpose_b: bool = False) -> np.ndarray:
+    """``a·b`` (``a·bᵀ``): SciPy's BLAS for float64 (see :func:`gram_matrix`), else numpy."""
+    if a.dtype == np.float64 and b.dtype == np.float64:
+        return blas.dgemm(1.0, a, b, trans_b=transpose_b)
+    return a @ (b.T if transpose_b else b)
+
+
 def gram_rhs(data: FloatData) -> np.ndarray:
-    """``(Mᵀt)_i = D[:,i]ᵀ T U[i,:]ᵀ`` without forming M."""
+    """``(Mᵀt)_i = D[:,i]ᵀ T U[i,:]ᵀ`` without forming M.
+
+    A diagonal T (every identity skip) takes O(nd) instead of a d × d × n
+    product.
+    """
+    diagonal = np.diagonal(data.T)
+    if np.count_nonzero(data.T) == np.count_nonzero(diagonal):
+        return np.einsum("ai,a,ia->i", data.D, diagonal, data.U)
     return np.einsum("ai,ai->i", data.D, data.T @ data.U.T)
+
+
+class _OutOfProducts(Exception):
+    """Raised inside an iterative solver when its product budget is spent."""
+
+
+def _budgeted(G: np.ndarray) -> LinearOperator:
+    """``v ↦ G·v`` that raises :class:`_OutOfProducts` after ITERATIVE_PRODUCTS calls."""
+    calls = [0]
+
+    def product(v):
+        calls[0] += 1
+        if calls[0] > ITERATIVE_PRODUCTS:
+            raise _OutOfProducts
+        return symmetric_product(G, v)
+
+    return LinearOperator(G.shape, matvec=product, dtype=np.float64)
+
+
+def solve_iteratively(G: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """A λ_min estimate by Lanczos and ẑ by conjugate gradients, both on G itself.
+
+    For a well-conditioned G each takes tens of products ``G·v``, much less
+    than the Cholesky factorisation of G and the Lanczos iteration on
+    ``G⁻¹`` that they replace; the certifying factorisation of ``G̃ − sI``
+    is still done. Conjugate gradients are preconditioned by diag(G), which
+    removes the spread of unit norms (15 products at d = 384, n = 1536 with
+    unit norms spread over e⁴). Neither result needs to be exact: ẑ enters
+    the bound as any real vector, the estimate only proposes the shift.
+    Lanczos runs first, so a G it cannot handle costs at most its budget.
+
+    Returns
+    -------
+    (z_hat, estimate) or None
+        None when either method exceeds :data:`ITERATIVE_PRODUCTS` products
+        or does not converge (then the caller factors G).
+    """
+    diagonal = np.diagonal(G)
+    if not (diagonal > 0).all():
+        return None
+    try:
+        v0 = np.random.default_rng(0).standard_normal(G.shape[0])
+        theta = eigsh(_budgeted(G), k=1, which="SA", tol=LANCZOS_TOL, v0=v0, return_eigenvectors=False)[0]
+        jacobi = LinearOperator(G.shape, matvec=lambda v: v.ravel() / diagonal, dtype=np.float64)
+        z_hat, info = cg(_budgeted(G), rhs, rtol=CG_RTOL, atol=0.0, maxiter=ITERATIVE_PRODUCTS, M=jacobi)
+    except (_OutOfProducts, ArpackNoConvergence):
+        return None
+    if info != 0 or not np.isfinite(z_hat).all():
+        return None
+    return z_hat, float(theta)
 
 
 def estimate_lambda_min(G: np.ndarray, factor) -> float:
@@ -276,7 +373,7 @@ def certify_lambda_min(G: np.ndarray, estimate: float, gram_error: float) -> tup
     Parameters
     ----------
     G : ndarray
-        The computed Gram matrix ``G̃`` (its upper triangle is used).
+        The upper triangle of the computed Gram matrix ``G̃`` (:func:`gram_matrix`).
     estimate : float
         An estimate of ``λ_min(G̃)``.
     gram_error : float
@@ -293,13 +390,13 @@ def certify_lambda_min(G: np.ndarray, estimate: float, gram_error: float) -> tup
         shift = factor * estimate
         if not shift > 0:
             break
-        H = G.copy()
+        H = np.array(G, order="F")
         H[np.diag_indices_from(H)] -= shift
         margin = cholesky_margin(H) + 2.0 * UNIT_ROUNDOFF * float(np.abs(np.diagonal(H)).max()) + gram_error
         if margin >= shift:
             break
         try:
-            scipy.linalg.cholesky(H, lower=False, overwrite_a=True, check_finite=False)
+            scipy.linalg.cholesky(H, lower=False, overwrite_a=True, check_finite=False)  # in place: H is Fortran-ordered
         except np.linalg.LinAlgError:
             continue
         return shift - margin, shift
@@ -332,6 +429,9 @@ class GramBounds:
         The error terms used.
     timings : dict
         Seconds per stage.
+    method : {"iterative", "cholesky"}
+        How ẑ and the λ_min estimate were found (:func:`solve_iteratively`,
+        or the Cholesky factor of G).
     """
 
     z_hat: np.ndarray
@@ -343,6 +443,7 @@ class GramBounds:
     residual_norm: float
     margins: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    method: str = "cholesky"
 
     @property
     def nonsingular(self) -> bool:
@@ -354,7 +455,7 @@ def _residual(data: FloatData, z: np.ndarray, dtype=np.float64) -> tuple[np.ndar
     """``R̃ = fl(D diag(z) U − T)`` in ``dtype`` and a bound ``e`` on ``‖R̃ − R_exact‖_F``."""
     unit = unit_roundoff(dtype)
     z = np.asarray(z, dtype=dtype)
-    R = (data.D.astype(dtype, copy=False) * z) @ data.U.astype(dtype, copy=False)
+    R = _matmul(data.D.astype(dtype, copy=False) * z, data.U.astype(dtype, copy=False))
     R -= data.T
     k = int(np.count_nonzero(z))
     scale = float(np.abs(z).astype(np.float64) @ data.a) + float(np.linalg.norm(data.T))
@@ -399,7 +500,7 @@ def lower_bound(data: FloatData, z_hat: np.ndarray, lam: float, dtype=np.float64
     unit = unit_roundoff(dtype)
     R, e = _residual(data, z_hat, dtype)
     norm = np.sqrt((R * R).sum())
-    g = np.einsum("ai,ai->i", data.D.astype(dtype, copy=False), R @ data.U.T.astype(dtype, copy=False))
+    g = np.einsum("ai,ai->i", data.D.astype(dtype, copy=False), _matmul(R, data.U.astype(dtype, copy=False), transpose_b=True))
     if not (np.isfinite(norm) and np.isfinite(g).all()):
         return 0.0, float(norm), {"overflow": True}
     z = np.asarray(z_hat, dtype=dtype)
@@ -451,13 +552,51 @@ def factor_gram(G: np.ndarray):
     scale = float(np.abs(np.diagonal(G)).mean())
     for relative in RIDGES:
         ridge = relative * scale
-        shifted = G.copy()
+        shifted = np.array(G, order="F")
         shifted[np.diag_indices_from(shifted)] += ridge
         try:
             return scipy.linalg.cho_factor(shifted, lower=False, overwrite_a=True, check_finite=False), ridge
         except np.linalg.LinAlgError:
             continue
     return None, 0.0
+
+
+def _solve_and_certify(G, rhs, gram_error, timings, iterative):
+    """ẑ, the λ_min estimate and its certified bound, by one of two methods.
+
+    ``iterative``: :func:`solve_iteratively`, accepted only when its shift
+    certifies (an estimate from Lanczos on G could have settled above
+    λ_min); otherwise the Cholesky factor of G (with a ridge when G is
+    numerically singular) gives ẑ and the Lanczos iteration on ``G⁻¹``.
+
+    Returns
+    -------
+    (z_hat, estimate, ridge, lam, shift) or None
+        None when the method fails; for the factor method that means no
+        float Cholesky factorisation of G succeeded.
+    """
+    clock = time.perf_counter()
+    if iterative:
+        found = solve_iteratively(G, rhs)
+        if found is None:
+            return None
+        (z_hat, estimate), ridge = found, 0.0
+    else:
+        factor, ridge = factor_gram(G)
+        if factor is None:
+            return None
+        z_hat = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+        if not np.isfinite(z_hat).all():
+            return None
+        estimate = 0.0 if ridge else estimate_lambda_min(G, factor)
+        del factor
+    timings["solve_s"] = _lap(clock)
+    clock = time.perf_counter()
+    lam, shift = certify_lambda_min(G, estimate, gram_error)
+    timings["lambda_certify_s"] = _lap(clock)
+    if iterative and shift is None:
+        return None
+    return z_hat, estimate, ridge, lam, shift
 
 
 def gram_bounds(data: FloatData) -> GramBounds | None:
@@ -473,31 +612,25 @@ def gram_bounds(data: FloatData) -> GramBounds | None:
     timings["gram_s"] = _lap(clock)
     if not (np.isfinite(G).all() and np.isfinite(rhs).all()):
         return None
-    clock = time.perf_counter()
-    factor, ridge = factor_gram(G)
-    if factor is None:
-        return None
-    z_hat = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-    timings["solve_s"] = _lap(clock)
-    if not np.isfinite(z_hat).all():
-        return None
-    clock = time.perf_counter()
-    estimate = 0.0 if ridge else estimate_lambda_min(G, factor)
-    timings["lambda_estimate_s"] = _lap(clock)
-    del factor
-    clock = time.perf_counter()
     d = data.U.shape[1]
     gram_error = 2.0 * gamma(2 * d + 2) * float(data.a @ data.a)
-    lam, shift = certify_lambda_min(G, estimate, gram_error)
-    timings["lambda_certify_s"] = _lap(clock)
+    method = "iterative" if G.shape[0] > SMALL_EIGEN else "cholesky"
+    solved = _solve_and_certify(G, rhs, gram_error, timings, iterative=method == "iterative")
+    if solved is None and method == "iterative":
+        method = "cholesky"
+        timings["iterative_unused_s"] = timings.pop("solve_s", 0.0) + timings.pop("lambda_certify_s", 0.0)
+        solved = _solve_and_certify(G, rhs, gram_error, timings, iterative=False)
+    if solved is None:
+        return None
     del G
+    z_hat, estimate, ridge, lam, shift = solved
     clock = time.perf_counter()
     lower_sq, norm, margins = lower_bound(data, z_hat, lam)
     margins["gram_error"] = gram_error
     margins["ridge"] = ridge
     timings["bound_s"] = _lap(clock)
     distance = data.kappa * math.sqrt(lower_sq) * (1.0 - 4.0 * UNIT_ROUNDOFF)
-    return GramBounds(z_hat, estimate, lam, shift, lower_sq, abs(distance), norm, margins, timings)
+    return GramBounds(z_hat, estimate, lam, shift, lower_sq, abs(distance), norm, margins, timings, method)
 
 
 def recheck_extended(data: FloatData, bounds: GramBounds) -> bool:
@@ -681,6 +814,7 @@ def _decide(instance, data, bounds, rounded, tau, stages, target_class=AFFINE) -
         regime="unique real solution (rank n certified)" if bounds.nonsingular else "rank n not certified",
         rank=instance.n if bounds.nonsingular else None,
         lambda_min_estimate=bounds.lambda_estimate,
+        solve_method=bounds.method,
         lambda_min_lower=bounds.lambda_lower,
         distance_lower=lower,
         distance_upper=rounded.distance_upper,

@@ -235,3 +235,48 @@ def test_fast_degeneracy_screen_matches_exact(seed):
     fast, exact = screen_degeneracy(instance), find_degeneracy(instance)
     assert fast == exact
     assert fast.collinear_classes == [[2, 7, 9], [20, 21]]
+
+
+@pytest.mark.parametrize("d, n", [(32, 512), (40, 600)])
+def test_iterative_path_agrees_with_the_factorisation(monkeypatch, d, n):
+    import indexset.large.gram as gram
+
+    rng = np.random.default_rng(d)
+    data = float_data(Instance(rng.standard_normal((n, d)), rng.standard_normal((d, n)), activation="gelu"))
+    iterative = gram_bounds(data)
+    monkeypatch.setattr(gram, "SMALL_EIGEN", 10**9)
+    factored = gram_bounds(data)
+    assert (iterative.method, factored.method) == ("iterative", "cholesky")
+    lambda_min = np.linalg.eigvalsh((data.D.T @ data.D) * (data.U @ data.U.T))[0]
+    for bounds in (iterative, factored):
+        assert 0 < bounds.lambda_lower <= lambda_min
+    assert np.allclose(iterative.z_hat, factored.z_hat, rtol=0, atol=1e-10)
+    # The two λ estimates (Lanczos on G, on G⁻¹) differ in their last digits,
+    # and the certified λ with them; the bounds agree to that accuracy.
+    assert iterative.lambda_lower == pytest.approx(factored.lambda_lower, rel=1e-2)
+    assert iterative.distance_lower == pytest.approx(factored.distance_lower, rel=1e-4)
+
+
+def test_iterative_path_out_of_budget_falls_back(monkeypatch):
+    import indexset.large.gram as gram
+
+    rng = np.random.default_rng(1)
+    data = float_data(Instance(rng.standard_normal((512, 32)), rng.standard_normal((32, 512)), activation="relu"))
+    monkeypatch.setattr(gram, "ITERATIVE_PRODUCTS", 3)
+    bounds = gram_bounds(data)
+    assert bounds.method == "cholesky" and bounds.lambda_lower > 0
+    monkeypatch.setattr(gram, "SMALL_EIGEN", 10**9)
+    assert gram_bounds(data).distance_lower == pytest.approx(bounds.distance_lower, rel=1e-6)  # multithreaded BLAS: not bit-reproducible
+
+
+def test_planted_wide_block_found_by_the_iterative_path():
+    d, n = 64, 512
+    rng = np.random.default_rng(5)
+    # Scaled like a trained layer (N(0, 1/d), N(0, 1/n)), so the planted units'
+    # norms stay close to the others'.
+    W_up, W_down = rng.standard_normal((n, d)) / np.sqrt(d), rng.standard_normal((d, n)) / np.sqrt(n)
+    S = sorted(rng.choice(n, size=d, replace=False).tolist())
+    W_up[S], W_down[:, S] = np.eye(d), -np.eye(d)
+    result = gram_decide(Instance(W_up, W_down, activation="relu"))
+    assert result.status == "absorbable" and result.index_set == S
+    assert result.stages["solve_method"] == "iterative"
