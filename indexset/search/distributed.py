@@ -140,6 +140,7 @@ class Cluster:
         self._owned = []  # what we started, closed in reverse order
         self._starter = None  # the thread starting a local cluster
         self._variables = []  # cut-off Variables to delete on close
+        self._own_tracker = False  # whether starting our workers started multiprocessing's resource tracker
 
     def accepts(self, estimated_nodes, seconds_left: float | None = None) -> bool:
         """Whether a split search of this predicted size should use the cluster.
@@ -232,6 +233,7 @@ class Cluster:
                 self.close()
                 raise InputError("scheduler", f"the workers of {self.scheduler} cannot prepare indexset: {type(exc).__name__}: {exc}") from None
             return client
+        self._own_tracker = not _tracker_running()
         # Loopback only, no dashboard: nothing listens beyond this machine.
         cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
         self._owned.append(cluster)
@@ -285,6 +287,9 @@ class Cluster:
                 thing.close()
             except Exception:  # closing must not hide the answer
                 pass
+        if self._own_tracker:
+            _stop_tracker()
+            self._own_tracker = False
         if not self._given:
             self._client = None
 
@@ -293,6 +298,32 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _tracker_running() -> bool:
+    """Whether multiprocessing's resource tracker process is running."""
+    from multiprocessing import resource_tracker
+
+    return getattr(resource_tracker._resource_tracker, "_pid", None) is not None
+
+
+def _stop_tracker() -> None:
+    """Stop multiprocessing's resource tracker and reap it, and every exited child.
+
+    Spawning the local workers starts the tracker, which otherwise lives as
+    long as the interpreter: a call that returned would leave a process
+    running. Only a tracker the cluster started is stopped (one the caller
+    had running stays); the next spawn starts a new one. ``_stop`` is the
+    standard library's own shutdown of it (private, hence the guard).
+    """
+    import multiprocessing
+    from multiprocessing import resource_tracker
+
+    try:
+        resource_tracker._resource_tracker._stop()
+    except (AttributeError, OSError, ChildProcessError):
+        pass
+    multiprocessing.active_children()  # joins (reaps) children that have exited
 
 
 def _probe(address: str) -> None:

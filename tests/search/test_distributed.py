@@ -195,3 +195,40 @@ def test_a_killed_worker_loses_no_part(cluster, dask_client):
     assert killed, "no worker was killed: the search ended too soon"
     assert parts.complete and parts.status == one.status and parts.solutions == one.solutions
     assert parts.stages["parts"] > 1 and None not in parts.stages["part_nodes"]
+
+
+CHILDREN_AFTER_CLOSE = """
+import os, sys
+from indexset.search.distributed import Cluster
+
+def children():
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == os.getpid():
+            found.append(entry)
+    return found
+
+if __name__ == "__main__":
+    with Cluster(workers=1, min_seconds=0.0) as cluster:
+        assert cluster.client() is not None, cluster.problem
+        assert children(), "the local cluster should run worker processes"
+    print(len(children()))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads child processes from /proc")
+def test_a_local_cluster_leaves_no_process_behind(tmp_path):
+    """Workers and multiprocessing's resource tracker have exited and been reaped on close."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "cluster_children.py"
+    script.write_text(CHILDREN_AFTER_CLOSE)
+    process = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=os.getcwd())
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert process.stdout.split()[-1] == "0"
