@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 
 from indexset.classes import DEFINITIONS
-from indexset.cli.common import EXIT_SECONDS, add_class_option, emit_json, parse_tolerance, process_seconds, time_budget
+from indexset.cli.common import EXIT_SECONDS, Progress, add_class_option, emit_json, parse_tolerance, process_seconds, time_budget
 from indexset.errors import InputError
 
 _NUMBER = re.compile(r"[-+]?\d[\d.e+-]*")
@@ -42,14 +44,41 @@ def register(sub) -> None:
     parser.set_defaults(run=run)
 
 
-def _progress_callback(progress, label: str):
+@contextlib.contextmanager
+def _layer_progress():
+    """Yields ``callback_for(model)``: a bar on a terminal, else a plain line about every 10 s.
+
+    Off a terminal (batch logs) the lines come from :class:`indexset.cli.common.Progress`,
+    and rich is not even imported.
+    """
+    if not sys.stderr.isatty():
+        with Progress("scan") as plain:
+            yield lambda model: _plain_callback(plain, model)
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Bar(*columns, console=Console(stderr=True), transient=True) as bar:
+        yield lambda model: _bar_callback(bar, model)
+
+
+def _plain_callback(plain, label: str):
+    def callback(done, total, row):
+        plain({"model": label, "layers done": f"{done}/{total}"} | ({} if row is None else {"last": f"layer {row['layer']} {row['status']}"}))
+
+    return callback
+
+
+def _bar_callback(bar, label: str):
     state = {}
 
     def callback(done, total, row):
         if row is None:
-            state["task"] = progress.add_task(f"{label}: scanning layers", total=total)
+            state["task"] = bar.add_task(f"{label}: scanning layers", total=total)
             return
-        progress.update(state["task"], completed=done, description=f"{label}: layer {row['layer']}: {row['status']}")
+        bar.update(state["task"], completed=done, description=f"{label}: layer {row['layer']}: {row['status']}")
 
     return callback
 
@@ -64,19 +93,14 @@ def run(args) -> int:
         from indexset.workflows.scanplot import plot_format
 
         plot_format(args.plot)  # a bad --plot path is refused before any work starts
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from indexset.large.scan import scan
 
-    console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     reserve = PLOT_SECONDS if args.plot is not None else 0.0
     reports = []
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
+    with _layer_progress() as callback_for:
         for model in args.models:
             reports.append(scan(
-                model, activation=args.activation, tol=tol, progress=_progress_callback(progress, model), target_class=args.target_class,
+                model, activation=args.activation, tol=tol, progress=callback_for(model), target_class=args.target_class,
                 layers=args.layers, time_limit=_left(args.time_limit, reserve), cache_dir=args.cache_dir,
             ))
     if args.plot is not None:

@@ -1,4 +1,4 @@
-"""Progress off a terminal: plain stderr lines about every Progress.PLAIN_SECONDS, from solve, solve-system and bench.
+"""Progress off a terminal: plain stderr lines about every Progress.PLAIN_SECONDS, from solve, solve-system, bench and scan.
 
 The interval is shortened here; no assertion is about how long anything
 takes (the wait for a heartbeat line has a generous guard only).
@@ -63,3 +63,15 @@ def test_bench_solve_and_solve_system_use_it(tmp_path, capsys, monkeypatch):
     assert main(["solve", str(block)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err and err[-1].startswith(f"indexset: solving {block} [") and err[-1].endswith(" done")
+
+
+def test_scan_writes_plain_lines_off_a_terminal(tmp_path, capsys, monkeypatch):
+    from checkpoints import bert
+
+    monkeypatch.setattr(Progress, "PLAIN_SECONDS", 0.0)
+    folder = bert(tmp_path)
+    assert main(["scan", str(folder), "--json"]) in (0, 1, 3)
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("indexset: scan [") for line in err), err
+    assert any(f"model {folder}" in line and "last layer 1 " in line for line in err), err
+    assert err[-1].endswith(" done")
