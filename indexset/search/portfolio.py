@@ -7,9 +7,12 @@ engine predicts once its basis is reduced:
 
 - a tree predicted shorter than :data:`CPSAT_FROM` seconds is walked by the
   lattice engine alone, on every core, and OR-Tools is never loaded;
-- a longer one gets CP-SAT on one core beside the enumeration, for a share
-  of the predicted time (:func:`cpsat_seconds`); when that share is spent
-  without an answer, CP-SAT stops and its core joins the enumeration;
+- a longer one is walked on every core too, and CP-SAT joins as one more
+  thread once the enumeration has run :data:`CPSAT_AFTER` seconds without
+  an answer, for a share of the predicted time (:func:`cpsat_seconds`).
+  The predictions run high (Knuth's estimate, heavy-tailed: 447 M nodes
+  predicted for a tree of 85 M at d = 3, n = 80), so CP-SAT waits for the
+  tree to prove itself long before it takes a core's worth of time;
 - when the lattice engine cannot search at all (tolerance rows, numerics),
   CP-SAT takes over on every core.
 
@@ -37,6 +40,9 @@ ENGINES = ("lattice", "cpsat")
 
 CPSAT_FROM = 10.0
 """Predicted enumeration seconds from which CP-SAT runs beside the lattice engine."""
+
+CPSAT_AFTER = 10.0
+"""Seconds the enumeration runs alone before CP-SAT starts beside it."""
 
 CPSAT_SHARE = 0.15
 CPSAT_MIN_SECONDS = 3.0
@@ -118,31 +124,39 @@ class _Race:
     def remaining(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
 
-    def start(self, engine, *, seconds: float | None = None, when_done: threading.Event | None = None, **options) -> None:
-        """Run one engine in a thread of its own (for at most ``seconds``; ``when_done`` is set when it ends)."""
+    def start(self, engine, *, seconds: float | None = None, delay: float = 0.0, **options) -> None:
+        """Run one engine in a thread of its own, after ``delay`` seconds, for at most ``seconds``.
+
+        An engine whose race is decided during its delay never starts; it
+        answers unknown at once.
+        """
         options = {k: v for k, v in {**self.extra, **options}.items() if k in engine.options}
-        left = self.remaining()
-        limit = seconds if left is None else left if seconds is None else min(seconds, left)
 
         def work():
-            try:
-                result = engine.search(self.system, self.reduction, find_all=self.find_all, time_limit=limit, seed=self.seed,
-                                       stop=self.stop_all, progress=self.progress, **options)
-            except Exception as exc:  # an engine bug must not hide the others' answers
-                result = Result(UNKNOWN, f"engine {engine.name} failed: {type(exc).__name__}: {exc}", engine=engine.name)
+            if delay > 0 and self.stop_all.wait(delay):
+                result = Result(UNKNOWN, f"engine {engine.name} not started: the race was decided first", engine=engine.name)
+            else:
+                result = self._search(engine, seconds, options)
             with self.done:
                 self.results[engine.name] = result
                 if _decisive(result, self.find_all):
                     self.stop_all.set()
                 self.done.notify_all()
-            if when_done is not None:
-                when_done.set()
 
         thread = threading.Thread(target=work, name=f"indexset-{engine.name}")
         with self.done:
             self.names.append(engine.name)
             self.threads.append(thread)
         thread.start()
+
+    def _search(self, engine, seconds: float | None, options: dict) -> Result:
+        left = self.remaining()
+        limit = seconds if left is None else left if seconds is None else min(seconds, left)
+        try:
+            return engine.search(self.system, self.reduction, find_all=self.find_all, time_limit=limit, seed=self.seed,
+                                 stop=self.stop_all, progress=self.progress, **options)
+        except Exception as exc:  # an engine bug must not hide the others' answers
+            return Result(UNKNOWN, f"engine {engine.name} failed: {type(exc).__name__}: {exc}", engine=engine.name)
 
     def wait(self, until=None) -> bool:
         """Until ``until()`` holds, every engine answered, or one decided; True when one decided or the race stopped."""
@@ -180,13 +194,11 @@ class _Race:
 
         def plan(predicted):
             if predicted is None:
-                return 1, None  # a tree too small to estimate: one thread is quickest
-            if predicted < CPSAT_FROM or cores < 2 or self.stop_all.is_set():
-                return cores, None
-            give_back = threading.Event()
-            cpsat_started.set()
-            self.start(get_engine("cpsat"), seconds=cpsat_seconds(predicted), when_done=give_back, workers=1)
-            return cores - 1, give_back
+                return 1  # a tree too small to estimate: one thread is quickest
+            if predicted >= CPSAT_FROM and cores >= 2 and not self.stop_all.is_set():
+                cpsat_started.set()
+                self.start(get_engine("cpsat"), seconds=cpsat_seconds(predicted), delay=CPSAT_AFTER, workers=1)
+            return cores
 
         try:
             self.start(get_engine("lattice"), plan=plan)

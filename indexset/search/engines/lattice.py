@@ -150,12 +150,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         ``enumerate_split``: the split search builds on this engine, never
         the other way round.
     plan : callable, optional
-        ``plan(predicted_seconds) -> (workers, more)``, called once the
-        basis is reduced, with the predicted enumeration time (None when the
-        tree is too small to estimate). It overrides ``workers``; ``more``
-        is None or a ``threading.Event`` whose setting adds one more worker
-        thread to the running enumeration (the portfolio gives a core back
-        when CP-SAT has had its share).
+        ``plan(predicted_seconds) -> workers``, called once the basis is
+        reduced, with the predicted enumeration time (None when the tree is
+        too small to estimate); it overrides ``workers`` (the portfolio
+        schedules CP-SAT from it).
 
     Returns
     -------
@@ -191,11 +189,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
             solutions, complete, interrupted, facts = outcome
             return _result(solutions, complete, find_all, interrupted, start, {**stages, **facts})
         stages["cluster"] = cluster.problem or "not started (stopped first)"
-    more = None
     if plan is not None:
         estimated = stages.get("estimated_nodes")
-        workers, more = plan(None if estimated is None else estimated * NODE_SECONDS)
-    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)), more)
+        workers = plan(None if estimated is None else estimated * NODE_SECONDS)
+    return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
 def _unknown(start: float, reason: str, stages: dict | None = None) -> Result:
@@ -625,13 +622,13 @@ def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarra
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
 
 
-def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers, more=None) -> Result:
-    """Run the enumeration (split over threads when ``workers > 1`` or more may join)."""
+def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
+    """Run the enumeration (split over threads when ``workers > 1``)."""
     began = time.perf_counter()
     run = _Run(system, lattice, find_all, deadline, stop)
     run.estimate = stages.get("estimated_nodes")
-    if (workers > 1 or more is not None) and lattice.D > SPLIT_FROM:
-        complete = _parallel(run, workers, progress, start, more)
+    if workers > 1 and lattice.D > SPLIT_FROM:
+        complete = _parallel(run, workers, progress, start)
     else:
         complete = run.drive(run.new_state(), lattice.D, -1, progress=lambda: run.report(progress, start))
     stages = {**stages, "nodes": run.nodes, "workers": run.workers or max(1, workers), "coord_levels_off": int((run.coord[0] == 0).sum()), "enumerate_s": round(time.perf_counter() - began, 4)}
@@ -734,14 +731,9 @@ class _Run:
             progress(counters)
 
 
-def _parallel(run: _Run, workers: int, progress, start: float, more=None) -> bool:
-    """Hand subtrees of one split level to worker threads (the kernel releases the GIL).
-
-    When ``more`` is set during the walk, one more worker joins (the split
-    is made for that many from the start, so it has work to take).
-    """
-    planned = workers + (1 if more is not None else 0)
-    prefixes, level = _split(run, SUBTREES_PER_WORKER * planned)
+def _parallel(run: _Run, workers: int, progress, start: float) -> bool:
+    """Hand subtrees of one split level to worker threads (the kernel releases the GIL)."""
+    prefixes, level = _split(run, SUBTREES_PER_WORKER * workers)
     if prefixes is None:
         return False  # halted while splitting
     run.split_level, run.subtrees = level, len(prefixes)
@@ -762,19 +754,12 @@ def _parallel(run: _Run, workers: int, progress, start: float, more=None) -> boo
             failures.append(exc)
             run.interrupted = "failed"
 
-    def launch():
-        thread = threading.Thread(target=worker, name=f"indexset-enumerate-{len(threads)}")
-        threads.append(thread)
-        run.workers = len(threads)
+    threads = [threading.Thread(target=worker, name=f"indexset-enumerate-{k}") for k in range(workers)]
+    run.workers = workers
+    for thread in threads:
         thread.start()
-
-    threads: list[threading.Thread] = []
-    for _ in range(workers):
-        launch()
     alive = threads
     while alive:
-        if more is not None and more.is_set() and len(threads) < planned and queue:
-            launch()
         alive[0].join(0.2)
         run.report(progress, start)
         alive = [thread for thread in threads if thread.is_alive()]

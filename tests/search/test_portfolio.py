@@ -1,0 +1,62 @@
+"""The staged portfolio: CP-SAT joins a long enumeration late, and only then.
+
+Every answer is checked exactly against the system (planted solutions);
+nothing here measures time (the delays are 0 or an hour, so the behaviour
+does not depend on the machine's speed).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import indexset.search.portfolio as portfolio
+from indexset.search.reduce import reduce_system
+from indexset.search.system import plain_system
+
+
+def planted_system(seed: int, m: int = 3, n: int = 30):
+    """A dense 0/1 system with a planted solution, large enough to be estimated (kernel dimension > 24)."""
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, 60, size=(m, n))
+    return plain_system(A, A @ rng.integers(0, 2, size=n))
+
+
+@pytest.fixture
+def predicted_long(monkeypatch):
+    """Every estimated tree counts as long, so the portfolio schedules CP-SAT."""
+    monkeypatch.setattr(portfolio, "CPSAT_FROM", 0.0)
+
+
+def _cpsat_threads():
+    return [thread for thread in threading.enumerate() if thread.name == "indexset-cpsat"]
+
+
+def test_cpsat_waits_and_never_starts_when_the_enumeration_decides_first(predicted_long, monkeypatch):
+    monkeypatch.setattr(portfolio, "CPSAT_AFTER", 3600.0)
+    system = planted_system(1)
+    result = portfolio.run_portfolio(system, reduce_system(system.M, system.t))
+    assert result.engine == "lattice" and result.status == "feasible" and system.is_solution(result.index_set)
+    cpsat = result.stages["portfolio"]["cpsat"]
+    assert cpsat["status"] == "unknown" and cpsat["time_s"] < 3600
+    assert not _cpsat_threads()
+
+
+def test_cpsat_started_without_delay_races_and_both_answers_hold(predicted_long, monkeypatch):
+    monkeypatch.setattr(portfolio, "CPSAT_AFTER", 0.0)
+    for seed in range(3):
+        system = planted_system(seed)
+        result = portfolio.run_portfolio(system, reduce_system(system.M, system.t))
+        assert result.status == "feasible" and system.is_solution(result.index_set)
+        assert set(result.stages["portfolio"]) == {"lattice", "cpsat"}
+        assert not _cpsat_threads()
+
+
+def test_short_trees_never_load_cpsat(monkeypatch):
+    monkeypatch.setattr(portfolio, "CPSAT_FROM", float("inf"))
+    system = planted_system(4)
+    result = portfolio.run_portfolio(system, reduce_system(system.M, system.t))
+    assert result.status == "feasible" and system.is_solution(result.index_set)
+    assert set(result.stages["portfolio"]) == {"lattice"}
