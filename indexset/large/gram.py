@@ -103,7 +103,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.linalg
 from scipy.linalg import blas
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, cg, eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, cg, eigsh
 
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.errors import InputError
@@ -329,7 +329,7 @@ def solve_iteratively(G: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, float
         theta = eigsh(_budgeted(G), k=1, which="SA", tol=LANCZOS_TOL, v0=v0, return_eigenvectors=False)[0]
         jacobi = LinearOperator(G.shape, matvec=lambda v: v.ravel() / diagonal, dtype=np.float64)
         z_hat, info = cg(_budgeted(G), rhs, rtol=CG_RTOL, atol=0.0, maxiter=ITERATIVE_PRODUCTS, M=jacobi)
-    except (_OutOfProducts, ArpackNoConvergence):
+    except (_OutOfProducts, ArpackError):  # ArpackNoConvergence included
         return None
     if info != 0 or not np.isfinite(z_hat).all():
         return None
