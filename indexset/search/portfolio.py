@@ -10,9 +10,10 @@ engine predicts once its basis is reduced:
 - a longer one is walked on every core too, and CP-SAT joins as one more
   thread once the enumeration has run :data:`CPSAT_AFTER` seconds without
   an answer, for a share of the predicted time (:func:`cpsat_seconds`).
-  The predictions run high (Knuth's estimate, heavy-tailed: 447 M nodes
-  predicted for a tree of 85 M at d = 3, n = 80), so CP-SAT waits for the
-  tree to prove itself long before it takes a core's worth of time;
+  The predictions are noisy (Knuth's estimate is heavy-tailed: 447 M nodes
+  predicted for a tree of 85 M at d = 3, n = 80; 35 M for one of 240 M at
+  d = 2, n = 70), so CP-SAT waits for the tree to prove itself long
+  before it takes a core's worth of time;
 - when the lattice engine cannot search at all (tolerance rows, numerics),
   CP-SAT takes over on every core.
 
