@@ -280,3 +280,19 @@ def test_planted_wide_block_found_by_the_iterative_path():
     result = gram_decide(Instance(W_up, W_down, activation="relu"))
     assert result.status == "absorbable" and result.index_set == S
     assert result.stages["solve_method"] == "iterative"
+
+
+def test_residual_of_a_sparse_set_equals_the_dense_product():
+    from indexset.large.gram import _residual
+
+    rng = np.random.default_rng(3)
+    instance = Instance(rng.standard_normal((40, 6)), rng.standard_normal((6, 40)), activation="relu")
+    data = float_data(instance)
+    for ones in ([], [3], [0, 7, 19, 33]):
+        z = np.zeros(40)
+        z[ones] = 1.0
+        R, e = _residual(data, z)
+        exact = [[sum((Fraction(data.D[a, i]) * Fraction(data.U[i, b]) for i in ones), Fraction(0)) - Fraction(data.T[a, b]) for b in range(6)] for a in range(6)]
+        error = sum((Fraction(R[a, b]) - exact[a][b]) ** 2 for a in range(6) for b in range(6))
+        assert error <= Fraction(e) ** 2  # the a-priori bound holds on the columns actually multiplied
+        assert np.allclose(R, (data.D * z) @ data.U - data.T, rtol=0, atol=1e-12)
