@@ -21,12 +21,14 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from systems import star_system  # noqa: E402
+
 from indexset.cli.main import main  # noqa: E402
 from indexset.search.distributed import Cluster  # noqa: E402
 from indexset.search.engines import lattice  # noqa: E402
 from indexset.search.engines.brute import absorbing_sets_brute, solve_system_brute  # noqa: E402
 from indexset.search.reduce import reduce_system  # noqa: E402
-from indexset.search.system import System, plain_system  # noqa: E402
+from indexset.search.system import plain_system  # noqa: E402
 from indexset.solver import solve  # noqa: E402
 from indexset.workflows import bench, construct  # noqa: E402
 
@@ -61,15 +63,6 @@ def random_system(rng, m, n, high, planted):
     A = rng.integers(0, high + 1, size=(m, n))
     b = A @ rng.integers(0, 2, size=n) if planted else rng.integers(0, high * n // 2 + 1, size=m)
     return plain_system(A, b)
-
-
-def star_system(rng, d, n, bound):
-    """(★) of a random integer block: column i is vec(W_down[:,i] W_up[i,:]), t = vec(−I)."""
-    up = rng.integers(-bound, bound + 1, size=(n, d))
-    down = rng.integers(-bound, bound + 1, size=(d, n))
-    M = np.array([[int(down[a, i]) * int(up[i, b]) for i in range(n)] for a in range(d) for b in range(d)], dtype=object)
-    t = np.array([-1 if a == b else 0 for a in range(d) for b in range(d)], dtype=object)
-    return System(M, t, None, [])
 
 
 def test_split_search_matches_sequential_and_brute_force(narrow):

@@ -11,17 +11,15 @@ import threading
 
 import numpy as np
 import pytest
+from systems import random_system
 
 import indexset.search.portfolio as portfolio
 from indexset.search.reduce import reduce_system
-from indexset.search.system import plain_system
 
 
-def planted_system(seed: int, m: int = 3, n: int = 30):
-    """A dense 0/1 system with a planted solution, large enough to be estimated (kernel dimension > 24)."""
-    rng = np.random.default_rng(seed)
-    A = rng.integers(0, 60, size=(m, n))
-    return plain_system(A, A @ rng.integers(0, 2, size=n))
+def planted_system(seed: int):
+    """A dense 3 × 30 system with a planted solution, large enough to be estimated (kernel dimension > 24)."""
+    return random_system(np.random.default_rng(seed), 3, 30, 0, 59, planted=True)
 
 
 @pytest.fixture
