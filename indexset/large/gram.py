@@ -565,12 +565,12 @@ def factor_gram(G: np.ndarray):
     return None, 0.0
 
 
-def _solve_and_certify(G, rhs, gram_error, timings, iterative):
+def _solve_and_certify(G, rhs, gram_error, timings, method):
     """ẑ, the λ_min estimate and its certified bound, by one of two methods.
 
-    ``iterative``: :func:`solve_iteratively`, accepted only when its shift
+    ``"iterative"``: :func:`solve_iteratively`, accepted only when its shift
     certifies (an estimate from Lanczos on G could have settled above
-    λ_min); otherwise the Cholesky factor of G (with a ridge when G is
+    λ_min); ``"cholesky"``: the Cholesky factor of G (with a ridge when G is
     numerically singular) gives ẑ and the Lanczos iteration on ``G⁻¹``.
 
     Returns
@@ -580,7 +580,7 @@ def _solve_and_certify(G, rhs, gram_error, timings, iterative):
         float Cholesky factorisation of G succeeded.
     """
     clock = time.perf_counter()
-    if iterative:
+    if method == "iterative":
         found = solve_iteratively(G, rhs)
         if found is None:
             return None
@@ -598,7 +598,7 @@ def _solve_and_certify(G, rhs, gram_error, timings, iterative):
     clock = time.perf_counter()
     lam, shift = certify_lambda_min(G, estimate, gram_error)
     timings["lambda_certify_s"] = _lap(clock)
-    if iterative and shift is None:
+    if method == "iterative" and shift is None:
         return None
     return z_hat, estimate, ridge, lam, shift
 
@@ -619,11 +619,11 @@ def gram_bounds(data: FloatData) -> GramBounds | None:
     d = data.U.shape[1]
     gram_error = 2.0 * gamma(2 * d + 2) * float(data.a @ data.a)
     method = "iterative" if G.shape[0] > SMALL_EIGEN else "cholesky"
-    solved = _solve_and_certify(G, rhs, gram_error, timings, iterative=method == "iterative")
+    solved = _solve_and_certify(G, rhs, gram_error, timings, method)
     if solved is None and method == "iterative":
         method = "cholesky"
         timings["iterative_unused_s"] = timings.pop("solve_s", 0.0) + timings.pop("lambda_certify_s", 0.0)
-        solved = _solve_and_certify(G, rhs, gram_error, timings, iterative=False)
+        solved = _solve_and_certify(G, rhs, gram_error, timings, method)
     if solved is None:
         return None
     del G
