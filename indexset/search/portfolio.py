@@ -191,20 +191,20 @@ class _Race:
 
     def staged(self) -> Result:
         cores = os.cpu_count() or 1
-        cpsat_started = threading.Event()
+        cpsat_scheduled = threading.Event()
 
         def plan(predicted):
             if predicted is None:
                 return 1  # a tree too small to estimate: one thread is quickest
             if predicted >= CPSAT_FROM and cores >= 2 and not self.stop_all.is_set():
-                cpsat_started.set()
+                cpsat_scheduled.set()
                 self.start(get_engine("cpsat"), seconds=cpsat_seconds(predicted), delay=CPSAT_AFTER, workers=1)
             return cores
 
         try:
             self.start(get_engine("lattice"), plan=plan)
             decided = self.wait(until=lambda: "lattice" in self.results)
-            if not decided and not cpsat_started.is_set():
+            if not decided and not cpsat_scheduled.is_set():
                 # The lattice engine could not search (tolerance rows, numerics): CP-SAT on every core.
                 self.start(get_engine("cpsat"), workers=cores)
                 self.wait()
