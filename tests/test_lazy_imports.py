@@ -18,3 +18,16 @@ def test_cli_and_scan_modules_import_no_heavy_library():
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip() == ""
+
+
+def test_the_gram_path_runs_without_scipy_or_numba():
+    # n = 450 > SMALL_EIGEN and n ≪ d²: the iterative path, as for real layers.
+    code = (
+        "import sys, numpy as np; from indexset import Instance; from indexset.large.gram import gram_decide; "
+        "rng = np.random.default_rng(0); "
+        "result = gram_decide(Instance(rng.standard_normal((450, 32)), rng.standard_normal((32, 450)), activation='gelu')); "
+        "print(result.status, result.stages['solve_method'], ','.join(name for name in ('scipy', 'numba') if name in sys.modules))"
+    )
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split() == ["not_absorbable", "iterative"]

@@ -296,3 +296,34 @@ def test_residual_of_a_sparse_set_equals_the_dense_product():
         error = sum((Fraction(R[a, b]) - exact[a][b]) ** 2 for a in range(6) for b in range(6))
         assert error <= Fraction(e) ** 2  # the a-priori bound holds on the columns actually multiplied
         assert np.allclose(R, (data.D * z) @ data.U - data.T, rtol=0, atol=1e-12)
+
+
+def test_lanczos_and_conjugate_gradients_against_dense_references():
+    from indexset.large.gram import conjugate_gradients, lanczos_smallest
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((300, 40)) * np.exp(rng.uniform(-1, 1, 40))
+    G = X.T @ X + 0.1 * np.eye(40)
+    lambda_min = np.linalg.eigvalsh(G)[0]
+    theta = lanczos_smallest(G, budget=40, tol=1e-8)
+    assert lambda_min * (1 - 1e-12) <= theta <= lambda_min * (1 + 1e-6)  # a Ritz value: never below λ_min (up to rounding)
+    rhs = rng.standard_normal(40)
+    z = conjugate_gradients(G, rhs, budget=200, rtol=1e-12)
+    assert np.linalg.norm(G @ z - rhs) <= 1e-10 * np.linalg.norm(rhs)
+    assert np.allclose(z, np.linalg.solve(G, rhs), rtol=0, atol=1e-8)
+    assert conjugate_gradients(G, rhs, budget=2, rtol=1e-12) is None
+    assert lanczos_smallest(G, budget=2, tol=1e-12) is None
+
+
+def test_certify_lambda_min_leaves_the_gram_matrix_as_it_was():
+    from indexset.large.gram import certify_lambda_min
+
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((50, 30))
+    G = X.T @ X
+    before = G.copy()
+    lambda_min = np.linalg.eigvalsh(G)[0]
+    lower, shift = certify_lambda_min(G, lambda_min, 0.0)
+    assert 0 < lower <= lambda_min and shift is not None
+    assert certify_lambda_min(G, 10 * lambda_min, 0.0) == (0.0, None)  # every shift above λ_min fails
+    assert np.array_equal(G, before)
