@@ -1,7 +1,5 @@
 """``python -m indexset.cli``: the command line."""
 
-import sys
+from indexset.cli.main import entry
 
-from indexset.cli.main import main
-
-sys.exit(main())
+entry()
