@@ -309,7 +309,8 @@ def conjugate_gradients(G: np.ndarray, rhs: np.ndarray, budget: int, rtol: float
     -------
     ndarray or None
         z with ``‖rhs − G z‖ ≤ rtol·‖rhs‖`` (recursive residual), or None
-        when ``budget`` products did not reach it.
+        when ``budget`` products did not reach it or G showed a direction
+        of zero or negative curvature.
     """
     diagonal = np.diagonal(G).copy()
     z = np.zeros_like(rhs)
@@ -322,7 +323,10 @@ def conjugate_gradients(G: np.ndarray, rhs: np.ndarray, budget: int, rtol: float
         if float(np.linalg.norm(residual)) <= target:
             return z
         product = G @ direction
-        step = inner / float(direction @ product)
+        curvature = float(direction @ product)
+        if not curvature > 0:  # G is not positive definite along this direction
+            return None
+        step = inner / curvature
         z += step * direction
         residual -= step * product
         preconditioned = residual / diagonal

@@ -312,6 +312,7 @@ def test_lanczos_and_conjugate_gradients_against_dense_references():
     assert np.linalg.norm(G @ z - rhs) <= 1e-10 * np.linalg.norm(rhs)
     assert np.allclose(z, np.linalg.solve(G, rhs), rtol=0, atol=1e-8)
     assert conjugate_gradients(G, rhs, budget=2, rtol=1e-12) is None
+    assert conjugate_gradients(np.ones((2, 2)), np.array([1.0, -1.0]), budget=5, rtol=1e-12) is None  # singular: no curvature
     assert lanczos_smallest(G, budget=2, tol=1e-12) is None
 
 
