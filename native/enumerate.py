@@ -8,7 +8,9 @@ enumeration tree depth first, level D − 1 (fixed first) down to level 0, in
 Schnorr–Euchner (zig-zag) order, and cut a node when no box point can lie
 below it:
 
-- the projected norm: ``‖w‖² = N`` for every box vertex (norm pruning);
+- the projected norm: ``‖w‖² = N`` for every box vertex (norm pruning),
+  as a bound per level (``bound2``: the same radius at every level for the
+  complete search, a pruning profile below it for an incomplete pass);
 - Hölder on the Gram–Schmidt direction b*_i: ``|⟨w, b*_i⟩| ≤ ‖b*_i‖₁``;
 - per-coordinate interval bounds: W_i, the projection of w orthogonal to
   the free vectors b_0 … b_{i−1}, is known at level i, and for every
@@ -106,7 +108,7 @@ def _empty(i, lo, hi, up, dn):
 
 
 @kernel
-def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Centre and admissible integer interval of x_i, given x_{i+1..D−1}.
 
     The hot loop of :func:`enumerate_box` carries a hand-inlined copy of
@@ -123,7 +125,7 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, co
     stale[i] = i
     c = partsum[i, i + 1]
     ctr[i] = c
-    rem = radius2 - lpart[i + 1]
+    rem = bound2[i] - lpart[i + 1]
     if rem < 0.0:
         _empty(i, lo, hi, up, dn)
         return
@@ -178,7 +180,7 @@ def _leaf_ok(x, basis, offset, exact, W, tol):
 
 
 @kernel
-def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
+def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, tol, symmetric, coord, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
     """Run the enumeration for at most ``budget`` nodes.
 
     Parameters
@@ -197,8 +199,11 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         ``‖b*_i‖₁ / ‖b*_i‖²`` plus margin: bound on ``|x_i − ctr_i|``.
     ylo, yhi : ndarray of int64, shape (D,)
         Static bounds on every x_j.
-    radius2 : float
-        Bound on the squared norm of the lattice part of w, with margin.
+    bound2 : ndarray of float64, shape (D,)
+        Per level i, the bound on ``lpart[i]``, the squared norm of the
+        lattice part of w projected on ``b*_i … b*_{D−1}``: the radius²
+        (with margin) at every level for the complete search; smaller on
+        the upper levels for an incomplete pruned pass (a pruning profile).
     cperp2 : float
         ``‖c⊥‖²``: the squared norm of the part of w outside the lattice span.
     tol : float
@@ -242,7 +247,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         return DONE
     if istate[PHASE] == 0:
         zflag[D] = True
-        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
         istate[LEVEL] = D - 1
         istate[PHASE] = 1
     i = istate[LEVEL]
@@ -313,7 +318,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         stale[i] = i
         c = partsum[i, i + 1]
         ctr[i] = c
-        rem = radius2 - lpart[i + 1]
+        rem = bound2[i] - lpart[i + 1]
         if rem < 0.0:
             lo[i] = 1  # empty: both zig-zag pointers out of range
             hi[i] = 0
@@ -370,7 +375,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
 
 
 @kernel
-def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Set a fresh state to the subtree below the fixed ``x[floor:]`` (floor ≥ 1).
 
     The prefix must be a node the enumeration itself produced (status
@@ -381,7 +386,7 @@ def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, sym
     N = W.shape[1]
     zflag[D] = True
     for j in range(D - 1, floor - 1, -1):
-        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
         diff = x[j] - ctr[j]
         for r in range(N):
             W[j, r] = W[j + 1, r] + diff * bstar[j, r]
@@ -389,7 +394,7 @@ def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, sym
         zflag[j] = zflag[j + 1] and x[j] == 0
         if j > 0 and stale[j - 1] < j:
             stale[j - 1] = j
-    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
     istate[LEVEL] = floor - 1
     istate[PHASE] = 1
 
@@ -434,7 +439,7 @@ def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
 
 
 @kernel
-def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, tol, symmetric, coord, probes, seed, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, tol, symmetric, coord, probes, seed, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
     """Knuth's estimate of the number of nodes :func:`enumerate_box` will visit.
 
     Each probe walks from the root to a dead end, choosing uniformly among
@@ -455,7 +460,7 @@ def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, radius2, cperp2, 
         weight = 1.0
         i = D - 1
         while i >= 0:
-            _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, radius2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+            _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
             if hi[i] < lo[i]:
                 break
             total += weight * (hi[i] - lo[i] + 1)

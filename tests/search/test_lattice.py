@@ -252,3 +252,67 @@ def test_solve_system_cli(tmp_path, capsys):
     assert main(["solve-system", str(path), "--time-limit", "0"]) == 2
     assert main(["solve-system", str(path), "--workers", "0"]) == 2
     assert main(["solve-system", str(path), "--workers", "1", "--json"]) == 1
+
+
+def test_pruning_profiles_stay_under_the_radius_and_grow_with_the_fixed_levels():
+    from indexset.search.engines.lattice import PRUNING_SLACKS, build_lattice, pruning_profile
+
+    system, _ = planted_system(np.random.default_rng(4), 3, 36, -50, 50, 18)
+    lattice = build_lattice(reduce_system(system.M, system.t), 20)
+    radius2 = lattice.arrays["radius2"]
+    assert np.array_equal(lattice.arrays["bound2"], np.full(lattice.D, radius2))  # the complete search
+    for slack in PRUNING_SLACKS:
+        profile = pruning_profile(lattice, slack)
+        assert (profile <= radius2).all() and (np.diff(profile) <= 0).all()  # level D − 1 is fixed first
+        assert profile[0] == radius2 and profile[-1] < radius2
+
+
+@pytest.mark.parametrize("slacks, complete", [((1e9,), True), ((-0.999,), False)])
+def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete):
+    import indexset.search.engines.lattice as lattice_engine
+
+    # A slack so large that the profile is the radius everywhere makes a pass
+    # the complete first-solution walk (finds one iff brute force does); a
+    # profile near zero walks almost nothing. Either way, anything found solves the system.
+    monkeypatch.setattr(lattice_engine, "PRUNING_SLACKS", slacks)
+    rng = np.random.default_rng(21)
+    for trial in range(30):
+        system = random_system(rng, 2, 16, -30, 30, planted=trial % 2 == 0)
+        expected = solve_system_brute(system.M, system.t)
+        bases = [lattice_engine.build_lattice(reduce_system(system.M, system.t), 0)]
+        if bases[0].infeasible or bases[0].D == 0:
+            continue
+        found, facts = lattice_engine.pruned_passes(system, bases, seconds=60.0)
+        assert all(support in expected for support in found), trial
+        assert facts["found"] == bool(found) and facts["passes"] == 1
+        if complete:
+            assert bool(found) == bool(expected), trial
+
+
+def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes():
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    instance = construct.planted(d=2, n=70, range=1000, seed=1)  # a complete walk: 100 M nodes to the first solution
+    system = build_system(instance)
+    result = search(system, workers=2)
+    assert result.status == "feasible" and system.is_solution(result.index_set)
+    assert result.stages["pruned"]["found"] and result.stages["nodes"] == result.stages["pruned"]["nodes"]
+
+
+@pytest.mark.parametrize("find_all", [False, True])
+def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypatch, find_all):
+    import indexset.search.engines.lattice as lattice_engine
+
+    monkeypatch.setattr(lattice_engine, "PRUNING_SLACKS", (-0.999,))
+    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1.0)
+    rng = np.random.default_rng(0)
+    planted, support = planted_system(rng, 3, 40, -200, 200, 20)
+    unplanted = random_system(rng, 3, 40, -200, 200, planted=False)
+    found = search(planted, find_all=find_all, workers=2)
+    assert found.status == "feasible" and planted.is_solution(found.index_set)
+    if find_all:
+        assert support in found.solutions and "pruned" not in found.stages  # counting never prunes
+    else:
+        assert found.stages["pruned"]["passes"] >= 1 and not found.stages["pruned"]["found"]
+    assert search(unplanted, find_all=find_all, workers=2).status == "infeasible"
