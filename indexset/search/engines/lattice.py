@@ -23,7 +23,10 @@ time, never a solution or a wrong answer.
 Search: the basis is the default LLL + BKZ-20 one, or, when a Knuth
 estimate of the tree predicts a long search, the best of a few re-reduced
 candidates by the product of the upper half of its Gram–Schmidt norms
-(:func:`choose_lattice`). The tree is walked in chunks (time limit, ``stop``,
+(:func:`choose_lattice`). Looking for a first solution, the engine first
+walks those bases under linear pruning profiles (:func:`pruned_passes`:
+incomplete, a few per cent of the predicted time, finding planted
+solutions orders of magnitude sooner). The tree is walked in chunks (time limit, ``stop``,
 progress between them) by one thread, or by several sharing the subtrees of
 one level (``workers``; the kernel releases the GIL), or, given a
 ``cluster``, by Dask tasks, one per subtree (:func:`split_tree`,
