@@ -679,6 +679,19 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     sooner than in the complete walk. Every leaf is checked exactly as in
     the complete search; finding nothing proves nothing.
 
+    Parameters
+    ----------
+    system : System
+    bases : list of Lattice
+        Reduced bases of the same lattice (:func:`choose_lattice`).
+    seconds : float
+        Time for all passes together.
+    deadline : float, optional
+        ``time.perf_counter()`` value that ends the passes earlier.
+    stop : threading.Event, optional
+    progress : callable, optional
+        As for :func:`search`.
+
     Returns
     -------
     solutions : list
