@@ -128,14 +128,17 @@ class _Race:
     def start(self, engine, *, seconds: float | None = None, delay: float = 0.0, **options) -> None:
         """Run one engine in a thread of its own, after ``delay`` seconds, for at most ``seconds``.
 
-        An engine whose race is decided during its delay never starts; it
-        answers unknown at once.
+        An engine whose race is decided, or whose time runs out, during its
+        delay never starts; it answers unknown at once.
         """
         options = {k: v for k, v in {**self.extra, **options}.items() if k in engine.options}
 
         def work():
-            if delay > 0 and self.stop_all.wait(delay):
+            left = self.remaining()
+            if delay > 0 and self.stop_all.wait(delay if left is None else min(delay, left)):
                 result = Result(UNKNOWN, f"engine {engine.name} not started: the race was decided first", engine=engine.name)
+            elif delay > 0 and self.remaining() == 0.0:
+                result = Result(UNKNOWN, f"engine {engine.name} not started: the time limit came first", engine=engine.name)
             else:
                 result = self._search(engine, seconds, options)
             with self.done:

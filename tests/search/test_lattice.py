@@ -27,6 +27,23 @@ def planted_system(rng, m, n, low, high, size):
     return plain_system(A, A @ z), support
 
 
+def has_solution(system) -> bool:
+    """Whether some 0/1 z solves the system, by meet in the middle (no engine involved; sums below 2^14, m ≤ 4)."""
+    M, t = system.M.astype(np.int64), system.t.astype(np.int64)
+
+    def sums(part):
+        masks = np.arange(1 << part.shape[1], dtype=np.int64)
+        bits = ((masks[:, None] >> np.arange(part.shape[1])) & 1).astype(np.int8)
+        return bits @ part.T
+
+    def codes(values):  # each row sum in (−2^14, 2^14): one int64 per vector
+        assert np.abs(values).max() < 1 << 14 and values.shape[1] <= 4
+        return ((values + (1 << 14)) << (15 * np.arange(values.shape[1]))).sum(axis=1)
+
+    half = M.shape[1] // 2
+    return bool(np.isin(codes(t - sums(M[:, half:])), codes(sums(M[:, :half]))).any())
+
+
 def all_solutions(system, **options):
     result = search(system, find_all=True, **options)
     assert result.complete, result.reason
@@ -289,9 +306,13 @@ def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete)
             assert bool(found) == bool(expected), trial
 
 
-def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes():
+def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes(monkeypatch):
+    import indexset.search.engines.lattice as lattice_engine
     from indexset.search.system import build_system
     from indexset.workflows import construct
+
+    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1e9)  # a budget no machine's speed can use up here
+    monkeypatch.setattr(lattice_engine, "PRUNED_MAX_SECONDS", 600.0)
 
     instance = construct.planted(d=2, n=70, range=1000, seed=1)  # a complete walk: 100 M nodes to the first solution
     system = build_system(instance)
@@ -305,14 +326,21 @@ def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypat
     import indexset.search.engines.lattice as lattice_engine
 
     monkeypatch.setattr(lattice_engine, "PRUNING_SLACKS", (-0.999,))
-    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1.0)
+    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1e9)  # every pass runs to its (empty) end
+    monkeypatch.setattr(lattice_engine, "PRUNED_MAX_SECONDS", 600.0)
     rng = np.random.default_rng(0)
-    planted, support = planted_system(rng, 3, 40, -200, 200, 20)
-    unplanted = random_system(rng, 3, 40, -200, 200, planted=False)
-    found = search(planted, find_all=find_all, workers=2)
-    assert found.status == "feasible" and planted.is_solution(found.index_set)
+    planted, support = planted_system(rng, 4, 40, -150, 150, 20)
+    # Near a planted right side but with no solution (meet in the middle says so): a tree with nodes to walk.
+    nears = (plain_system(planted.M.astype(np.int64), planted.t.astype(np.int64) + np.array(shift)) for shift in ((1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)))
+    near = next(system for system in nears if not has_solution(system))
+    assert has_solution(planted)
+    for system, status in ((planted, "feasible"), (near, "infeasible")):
+        result = search(system, find_all=find_all, workers=2)
+        assert result.status == status and (status == "infeasible" or system.is_solution(result.index_set))
+        if find_all:
+            assert "pruned" not in result.stages  # counting never prunes
+        else:
+            assert result.stages["pruned"]["passes"] >= 1 and not result.stages["pruned"]["found"]
+            assert result.stages["estimated_nodes"] > 0
     if find_all:
-        assert support in found.solutions and "pruned" not in found.stages  # counting never prunes
-    else:
-        assert found.stages["pruned"]["passes"] >= 1 and not found.stages["pruned"]["found"]
-    assert search(unplanted, find_all=find_all, workers=2).status == "infeasible"
+        assert support in search(planted, find_all=True, workers=2).solutions

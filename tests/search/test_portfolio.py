@@ -62,3 +62,21 @@ def test_short_trees_never_load_cpsat(monkeypatch):
     result = portfolio.run_portfolio(system, reduce_system(system.M, system.t))
     assert result.status == "feasible" and system.is_solution(result.index_set)
     assert set(result.stages["portfolio"]) == {"lattice"}
+
+
+def test_cpsat_delay_ends_at_the_time_limit(predicted_long, monkeypatch):
+    from systems import star_system
+
+    from indexset.search.engines import get_engine
+
+    calls = []
+    monkeypatch.setattr(get_engine("cpsat"), "search", lambda *args, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(portfolio, "CPSAT_AFTER", 3600.0)
+    system = star_system(np.random.default_rng(0), 2, 76, 1000)  # minutes of enumeration: the limit ends it
+    answers = []
+    race = threading.Thread(target=lambda: answers.append(portfolio.run_portfolio(system, reduce_system(system.M, system.t), time_limit=1.0)))
+    race.start()
+    race.join(600)  # an hour if the delay ignored the time limit
+    assert not race.is_alive() and answers[0].status == "unknown"
+    assert answers[0].stages["portfolio"]["cpsat"]["status"] == "unknown" and calls == []  # scheduled, never started
+    assert not _cpsat_threads()

@@ -187,7 +187,9 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
     if not find_all and "estimated_nodes" in facts:
         seconds = min(PRUNED_SHARE * facts["estimated_nodes"] * NODE_SECONDS, PRUNED_MAX_SECONDS)
-        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress)
+        if deadline is not None:
+            seconds = min(seconds, 0.1 * (deadline - time.perf_counter()))  # as for the candidate bases
+        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress, start)
         if found:
             stages["nodes"] = stages["pruned"]["nodes"]
             return _result(found, False, False, None, start, stages)
@@ -669,7 +671,7 @@ def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
     return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
 
 
-def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None) -> tuple[list, dict]:
+def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None, start: float | None = None) -> tuple[list, dict]:
     """Look for a first solution by pruned walks of several bases, within ``seconds``.
 
     Each pass walks one basis's tree under :func:`pruning_profile`, a tiny
@@ -690,7 +692,11 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
         ``time.perf_counter()`` value that ends the passes earlier.
     stop : threading.Event, optional
     progress : callable, optional
-        As for :func:`search`.
+        As for :func:`search`: about once a second, with the nodes of all
+        passes so far.
+    start : float, optional
+        ``time.perf_counter()`` value the reported ``elapsed_s`` counts from
+        (default: the start of the passes).
 
     Returns
     -------
@@ -700,17 +706,26 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
         Passes run, nodes, seconds, and whether a solution was found.
     """
     began = time.perf_counter()
+    start = began if start is None else start
     give_up = began + max(0.0, seconds)
     if deadline is not None:
         give_up = min(give_up, deadline)
     passes = nodes = 0
     solutions = []
+    last_report = [began]
+
+    def report(run):
+        now = time.perf_counter()
+        if progress is not None and now - last_report[0] >= 1.0:
+            last_report[0] = now
+            progress({"engine": NAME, "stage": "pruned passes", "nodes": nodes + run.nodes, "solutions": 0, "elapsed_s": round(now - start, 3)})
+
     for slack in PRUNING_SLACKS:
         for lattice in bases:
             if solutions or time.perf_counter() >= give_up or (stop is not None and stop.is_set()):
                 break
             run = _Run(system, lattice, False, give_up, stop, bound2=pruning_profile(lattice, slack))
-            run.drive(run.new_state(), lattice.D, -1, progress=lambda run=run: run.report(progress, began))
+            run.drive(run.new_state(), lattice.D, -1, progress=lambda run=run: report(run))
             passes, nodes, solutions = passes + 1, nodes + run.nodes, run.solutions
     facts = {"passes": passes, "nodes": nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(solutions)}
     return solutions, facts
