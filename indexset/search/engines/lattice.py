@@ -712,21 +712,15 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
         give_up = min(give_up, deadline)
     passes = nodes = 0
     solutions = []
-    last_report = [began]
-
-    def report(run):
-        now = time.perf_counter()
-        if progress is not None and now - last_report[0] >= 1.0:
-            last_report[0] = now
-            progress({"engine": NAME, "stage": "pruned passes", "nodes": nodes + run.nodes, "solutions": 0, "elapsed_s": round(now - start, 3)})
-
+    last_report = began
     for slack in PRUNING_SLACKS:
         for lattice in bases:
             if solutions or time.perf_counter() >= give_up or (stop is not None and stop.is_set()):
                 break
             run = _Run(system, lattice, False, give_up, stop, bound2=pruning_profile(lattice, slack))
-            run.drive(run.new_state(), lattice.D, -1, progress=lambda run=run: report(run))
-            passes, nodes, solutions = passes + 1, nodes + run.nodes, run.solutions
+            run.last_report = last_report  # one report a second over all passes
+            run.drive(run.new_state(), lattice.D, -1, progress=lambda run=run, earlier=nodes: run.report(progress, start, earlier, "pruned passes"))
+            passes, nodes, solutions, last_report = passes + 1, nodes + run.nodes, run.solutions, run.last_report
     facts = {"passes": passes, "nodes": nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(solutions)}
     return solutions, facts
 
@@ -831,11 +825,14 @@ class _Run:
                 self.seen.add(tuple(support))
                 self.solutions.append(support)
 
-    def report(self, progress, start: float) -> None:
+    def report(self, progress, start: float, earlier_nodes: int = 0, stage: str | None = None) -> None:
+        """Counters to ``progress`` at most once a second (``earlier_nodes``: walked before this run, in the same stage)."""
         now = time.perf_counter()
         if progress is not None and now - self.last_report >= 1.0:
             self.last_report = now
-            counters = {"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
+            counters = {"engine": NAME, "nodes": earlier_nodes + self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
+            if stage is not None:
+                counters["stage"] = stage
             if self.estimate:
                 counters["estimated_nodes"] = self.estimate
             progress(counters)
