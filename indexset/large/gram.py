@@ -573,10 +573,19 @@ RIDGES = (1e-10, 1e-6)
 """Relative ridges ``ε/mean(diag G)`` tried when G is singular to working precision."""
 
 
-def _ridged(G: np.ndarray, ridge: float) -> np.ndarray:
-    shifted = G.copy()
-    shifted[np.diag_indices_from(shifted)] += ridge
-    return shifted
+def _first_factor(G: np.ndarray, factorise):
+    """``(factorise(G̃ + εI), ε)`` for the first ε of 0, then :data:`RIDGES` (relative), that factorises; None if none does."""
+    scale = float(np.abs(np.diagonal(G)).mean())
+    for ridge in (0.0, *(relative * scale for relative in RIDGES)):
+        shifted = G
+        if ridge:
+            shifted = G.copy()
+            shifted[np.diag_indices_from(shifted)] += ridge
+        try:
+            return factorise(shifted), ridge
+        except np.linalg.LinAlgError:
+            continue
+    return None
 
 
 def _solve_by_factor(G: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, float, float] | None:
@@ -595,24 +604,23 @@ def _solve_by_factor(G: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, float,
     (z_hat, estimate, ridge) or None
         None when no float Cholesky factorisation (even with a ridge) succeeds.
     """
-    scale = float(np.abs(np.diagonal(G)).mean())
-    small = G.shape[0] <= SMALL_EIGEN
-    if not small:
+    if G.shape[0] <= SMALL_EIGEN:
+        found = _first_factor(G, _cholesky)
+        if found is None:
+            return None
+        (L, ridge) = found
+        z_hat = np.linalg.solve(L.T, np.linalg.solve(L, rhs))  # L Lᵀ ẑ = rhs (small n: LU on L costs nothing)
+        estimate = 0.0 if ridge else float(np.linalg.eigvalsh(G)[0])
+    else:
         import scipy.linalg as linalg
-    for ridge in (0.0, *(relative * scale for relative in RIDGES)):
-        shifted = _ridged(G, ridge) if ridge else G
-        try:
-            factor = _cholesky(shifted) if small else linalg.cho_factor(shifted, check_finite=False)
-        except np.linalg.LinAlgError:
-            continue
-        if small:
-            z_hat = np.linalg.solve(factor.T, np.linalg.solve(factor, rhs))  # L Lᵀ ẑ = rhs (small n: LU on L costs nothing)
-            estimate = 0.0 if ridge else float(np.linalg.eigvalsh(G)[0])
-        else:
-            z_hat = linalg.cho_solve(factor, rhs, check_finite=False)
-            estimate = 0.0 if ridge else _inverse_lanczos(G, factor, linalg)
-        return (z_hat, estimate, ridge) if np.isfinite(z_hat).all() else None
-    return None
+
+        found = _first_factor(G, lambda H: linalg.cho_factor(H, check_finite=False))
+        if found is None:
+            return None
+        (factor, ridge) = found
+        z_hat = linalg.cho_solve(factor, rhs, check_finite=False)
+        estimate = 0.0 if ridge else _inverse_lanczos(G, factor, linalg)
+    return (z_hat, estimate, ridge) if np.isfinite(z_hat).all() else None
 
 
 def _solve_and_certify(G, rhs, gram_error, timings, method):
