@@ -1,14 +1,62 @@
-"""The one place where Numba flags are set for every kernel."""
+"""The one place where Numba flags are set for every kernel.
+
+Kernels compile (or load from Numba's cache) at their first call, not at
+import: importing Numba and initialising its CPU target costs about 1 s,
+more than a whole small search, which can run a kernel's Python source
+(:attr:`Kernel.py_func`) or a NumPy path instead and never load Numba.
+"""
 
 from __future__ import annotations
 
-import numba
+import functools
+import threading
 
 JIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False}
 """Options of every ``@njit`` kernel: compiled once, cached on disk, GIL released
 so CP-SAT and an enumeration kernel can run side by side in threads."""
 
+_COMPILING = threading.Lock()
 
-def kernel(function):
-    """Compile ``function`` as an indexset kernel with the shared options."""
-    return numba.njit(**JIT_OPTIONS)(function)
+
+class Kernel:
+    """A Numba kernel that imports Numba at its first call.
+
+    Parameters
+    ----------
+    function : callable
+        The kernel's Python source, kept as :attr:`py_func` (as on a Numba
+        dispatcher).
+
+    Notes
+    -----
+    The first call turns every kernel of the function's module into a
+    Numba dispatcher and rebinds the module's names to them, so a kernel
+    that calls another of its module is typed against a dispatcher, as
+    under a plain ``@njit``.
+    """
+
+    def __init__(self, function) -> None:
+        self.py_func = function
+        self.dispatcher = None
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args):
+        if self.dispatcher is None:
+            _compile_module(self.py_func.__globals__)
+        return self.dispatcher(*args)
+
+
+def _compile_module(namespace: dict) -> None:
+    """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher."""
+    import numba
+
+    with _COMPILING:  # enumeration workers may make their first calls at once
+        for name, value in list(namespace.items()):
+            if isinstance(value, Kernel) and value.dispatcher is None:
+                value.dispatcher = numba.njit(**JIT_OPTIONS)(value.py_func)
+                namespace[name] = value.dispatcher
+
+
+def kernel(function) -> Kernel:
+    """Declare ``function`` an indexset kernel, compiled with the shared options at its first call."""
+    return Kernel(function)

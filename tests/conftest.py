@@ -24,3 +24,17 @@ def pytest_configure(config) -> None:
 def instances() -> Path:
     """The bundled instances folder."""
     return REPOSITORY / "instances"
+
+
+@pytest.fixture
+def kernel_walk(monkeypatch):
+    """Lattice searches walk every tree with the Numba kernel.
+
+    Small trees otherwise go to the NumPy breadth-first walk; tests of the
+    kernel's own machinery (threads, split trees, staging, Dask parts) use
+    small trees and need the kernel to walk them. No tree, not even one
+    without nodes, fits a budget of −1 nodes.
+    """
+    from indexset.search.engines import lattice
+
+    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+
+import pytest
 
 HEAVY = ("torch", "huggingface_hub", "matplotlib", "safetensors")
 
@@ -31,3 +34,26 @@ def test_the_gram_path_runs_without_scipy_or_numba():
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr
     assert process.stdout.split() == ["not_absorbable", "iterative"]
+
+
+@pytest.mark.parametrize("family", ["planted", "random"])
+def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_path):
+    from reference import mitm_solutions
+
+    from indexset.workflows import construct
+
+    instance = getattr(construct, family)(d=2, n=36, range=1000, seed=3)
+    path = tmp_path / "block.npz"
+    instance.save(path)
+    code = (
+        "import sys, json; import indexset; "
+        f"result = indexset.solve(indexset.Instance.load({str(path)!r}), find_all=True); "
+        "print(json.dumps([result.status, result.solutions, result.stages['search']['lattice'].get('walk'), "
+        "[name for name in ('numba', 'scipy', 'networkx', 'ortools') if name in sys.modules]]))"
+    )
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr
+    status, solutions, walk, loaded = json.loads(process.stdout)
+    expected = mitm_solutions(instance)
+    assert status == ("absorbable" if expected else "not_absorbable") and sorted(solutions) == expected
+    assert walk == "breadth-first (NumPy)" and loaded == []

@@ -157,6 +157,7 @@ def test_degenerate_decision_spends_the_callers_remaining_time(monkeypatch):
 
 
 # ------------------------------------------------------ local cluster fallback
+@pytest.mark.usefixtures("kernel_walk")  # a tree this small would be walked before any cluster is asked
 def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
     from indexset.search.engines import lattice
 

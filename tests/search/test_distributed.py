@@ -32,7 +32,7 @@ from indexset.search.system import plain_system  # noqa: E402
 from indexset.solver import solve  # noqa: E402
 from indexset.workflows import bench, construct  # noqa: E402
 
-pytestmark = pytest.mark.slow  # local Dask clusters: seconds each
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("kernel_walk")]  # local Dask clusters: seconds each; parts are the kernel's
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from systems import random_system, star_system
 
 from indexset.cli.main import main
 from indexset.errors import InputError
+from indexset.search.engines import lattice
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.engines.lattice import search
 from indexset.search.reduce import reduce_system
@@ -44,6 +45,16 @@ def has_solution(system) -> bool:
     return bool(np.isin(codes(t - sums(M[:, half:])), codes(sums(M[:, :half]))).any())
 
 
+@pytest.fixture(params=["breadth-first", "kernel"])
+def walk(request, monkeypatch):
+    """Each test that asks for it runs once with each walk of the tree: NumPy breadth-first for every small tree, or the Numba kernel."""
+    if request.param == "kernel":
+        request.getfixturevalue("kernel_walk")
+    else:
+        monkeypatch.setattr(lattice, "SMALL_TREE_NODES", 10**7)
+    return request.param
+
+
 def all_solutions(system, **options):
     result = search(system, find_all=True, **options)
     assert result.complete, result.reason
@@ -51,10 +62,18 @@ def all_solutions(system, **options):
     return result
 
 
+def walked_by(result) -> str | None:
+    """Which walk decided a search: None when no tree was walked."""
+    if "nodes" not in result.stages or result.stages.get("lattice_dim", 0) == 0:
+        return None
+    return "breadth-first" if result.stages.get("walk") == "breadth-first (NumPy)" else "kernel"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("embedding", ["cvp", "homogeneous"])
-def test_all_solutions_match_brute_force(embedding):
+def test_all_solutions_match_brute_force(embedding, walk):
     rng = np.random.default_rng(8)
+    walks = set()
     for trial in range(240):
         m = int(rng.integers(1, 5))
         n = int(rng.integers(1, 17))
@@ -62,38 +81,50 @@ def test_all_solutions_match_brute_force(embedding):
         system = random_system(rng, m, n, low, high, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
         result = all_solutions(system, embedding=embedding)
+        walks.add(walked_by(result))
         assert sorted(result.solutions) == sorted(expected), (trial, m, n)
         assert len(set(map(tuple, result.solutions))) == len(result.solutions)
         assert result.status == ("feasible" if expected else "infeasible")
         for support in result.solutions:
             assert system.is_solution(support)
+    if embedding == "cvp":
+        assert walks - {None} == {walk}
+    else:  # x and −x fold together, which only the kernel does (on a numerics problem the cvp form takes over)
+        assert "kernel" in walks and walks - {None} <= {walk, "kernel"}
 
 
-def test_star_systems_match_brute_force():
+def test_star_systems_match_brute_force(walk):
     rng = np.random.default_rng(3)
+    walks = set()
     for trial in range(40):
         d = 2 if trial % 3 else 3
         n = int(rng.integers(d, 15))
         system = star_system(rng, d, n, bound=2)
         expected = solve_system_brute(system.M, system.t)
-        assert sorted(all_solutions(system).solutions) == sorted(expected)
+        result = all_solutions(system)
+        walks.add(walked_by(result))
+        assert sorted(result.solutions) == sorted(expected)
+    assert walks - {None} == {walk}
 
 
-def test_first_solution_is_a_solution_and_infeasible_is_complete():
+def test_first_solution_is_a_solution_and_infeasible_is_complete(walk):
     rng = np.random.default_rng(5)
+    walks = set()
     for trial in range(60):
         system = random_system(rng, int(rng.integers(1, 4)), int(rng.integers(2, 15)), -9, 9, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
         result = search(system)
+        walks.add(walked_by(result))
         if expected:
             assert result.status == "feasible"
             assert result.index_set in expected
             assert result.verified
         else:
             assert result.status == "infeasible" and result.complete and result.count == 0
+    assert walks - {None} == {walk}
 
 
-def test_degenerate_systems():
+def test_degenerate_systems(walk):
     # Free variables (zero columns), repeated columns, a zero row and a row
     # that pins everything: many solutions, each exactly once.
     A = np.array([[1, 1, 0, 2, 2, 0], [0, 0, 0, 0, 0, 0], [1, -1, 0, 1, -1, 0]])
@@ -178,6 +209,7 @@ def star_system_from(up, down, t_scale):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("kernel_walk")
 def test_threads_share_the_tree():
     rng = np.random.default_rng(4)
     for trial in range(12):
@@ -343,3 +375,17 @@ def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypat
         else:
             assert result.stages["pruned"]["passes"] >= 1 and not result.stages["pruned"]["found"]
             assert result.stages["estimated_nodes"] > 0
+
+
+def test_the_breadth_first_walk_gives_up_past_its_budget_and_only_then():
+    from indexset.search.breadth import walk_breadth_first
+
+    rng = np.random.default_rng(6)
+    system, support = planted_system(rng, 3, 26, 0, 59, size=13)
+    lll = lattice.build_lattice(reduce_system(system.M, system.t))
+    leaves, nodes = walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)
+    assert nodes > lll.D
+    assert support in [lattice._decode(lll, x, system) for x in leaves]
+    assert walk_breadth_first(lll.arrays, nodes - 1, lattice.MARGIN)[0] is None
+    again, counted = walk_breadth_first(lll.arrays, nodes, lattice.MARGIN)
+    assert counted == nodes and np.array_equal(again, leaves)

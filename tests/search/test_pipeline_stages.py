@@ -101,7 +101,11 @@ def test_lattice_infeasible_is_genuine():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_pruning_never_cuts_a_solution(seed):
+@pytest.mark.parametrize("kernel", ["python source", "compiled"])
+def test_pruning_never_cuts_a_solution(seed, kernel, monkeypatch):
+    import indexset.search.prune as pruning_module
+
+    monkeypatch.setattr(pruning_module, "INTERPRETED_CELLS", 10**9 if kernel == "python source" else 0)
     for M, t in systems(100 + seed, 60):
         reference = solve_system_brute(M, t)
         pruning = prune(plain_system(M, t))
@@ -112,6 +116,21 @@ def test_pruning_never_cuts_a_solution(seed):
             for i, value in enumerate(pruning.fixed):
                 if value >= 0:
                     assert (i in support) == bool(value)
+
+
+def test_the_kernel_fixes_the_same_units_compiled_and_as_python_source():
+    from indexset.native.prune import propagate_bounds
+
+    outcomes = []
+    for M, t in systems(7, 80):
+        M, t = np.asarray(M, dtype=np.int64), np.asarray(t, dtype=np.int64)
+        fixings = []
+        for run in (propagate_bounds, propagate_bounds.py_func):
+            fixed = np.full(M.shape[1], -1, dtype=np.int8)
+            fixings.append((run(M, t, t, fixed), fixed.tolist()))
+        assert fixings[0] == fixings[1]
+        outcomes.append(fixings[0][0])
+    assert min(outcomes) == -1 and max(outcomes) > 0  # both kinds of answer were compared
 
 
 @pytest.mark.parametrize("seed", range(3))

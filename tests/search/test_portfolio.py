@@ -23,8 +23,8 @@ def planted_system(seed: int):
 
 
 @pytest.fixture
-def predicted_long(monkeypatch):
-    """Every estimated tree counts as long, so the portfolio schedules CP-SAT."""
+def predicted_long(monkeypatch, kernel_walk):
+    """Every estimated tree counts as long, so the portfolio schedules CP-SAT (the kernel walks it: the NumPy walk of small trees schedules nothing)."""
     monkeypatch.setattr(portfolio, "CPSAT_FROM", 0.0)
 
 

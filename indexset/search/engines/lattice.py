@@ -41,11 +41,11 @@ import time
 
 import flint
 import numpy as np
-import scipy.linalg
 
 from indexset.native import enumerate as native
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search import bkz
+from indexset.search.breadth import walk_breadth_first
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 
@@ -112,6 +112,12 @@ SUBTREES_PER_WORKER = 32
 """Split level: the highest with this many nodes per worker (load balance)."""
 
 CHUNK_SECONDS = 0.05
+
+SMALL_TREE_NODES = 20_000
+"""Node budget of the NumPy breadth-first walk of the LLL tree, tried
+before anything loads Numba: it decides trees of a few thousand nodes in
+milliseconds (d = 2, n = 50: 2 345 nodes, 7 ms here) where loading Numba
+takes about 1 s, and gives up within ~30 ms on larger ones."""
 """Target wall time of one kernel call between time-limit / stop checks."""
 
 
@@ -177,7 +183,11 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         block = BKZ_BLOCK if reduction.kernel_dimension >= BKZ_FROM else 0
     prepared = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
-    lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop)
+    lll = build_lattice(reduction, 0, embedding, deadline=deadline)
+    walked = _walk_small_tree(system, lll, find_all, start, {**reduction.stages(), "lattice_dim": lll.D, "basis_s": round(time.perf_counter() - prepared, 4)})
+    if walked is not None:
+        return walked
+    lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "basis_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
@@ -204,6 +214,19 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         estimated = stages.get("estimated_nodes")
         workers = plan(None if estimated is None else estimated * NODE_SECONDS)
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
+
+
+def _walk_small_tree(system: System, lll: Lattice, find_all: bool, start: float, stages: dict) -> Result | None:
+    """The complete answer of a breadth-first walk of the LLL tree, or None when it has over :data:`SMALL_TREE_NODES` nodes."""
+    if lll.problem or lll.infeasible or lll.symmetric or lll.D == 0:
+        return None
+    leaves, nodes = walk_breadth_first(lll.arrays, SMALL_TREE_NODES, MARGIN)
+    if leaves is None:
+        return None
+    solutions = sorted(support for support in (_decode(lll, x, system) for x in leaves) if support is not None)
+    stages.update(walk="breadth-first (NumPy)", nodes=nodes)
+    # Every leaf of the tree was checked: the walk is complete whatever it found.
+    return _result(solutions if find_all else solutions[:1], find_all or not solutions, find_all, None, start, stages)
 
 
 def _unknown(start: float, reason: str, stages: dict | None = None) -> Result:
@@ -357,7 +380,7 @@ def profile_score(lattice: Lattice) -> float:
     return float(0.5 * np.log(rr[len(rr) // 2:]).sum())
 
 
-def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None):
+def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None, lll: Lattice | None = None):
     """The default reduced basis, or the best of several when the search looks long.
 
     A Knuth estimate of the tree size of the default basis decides how much
@@ -376,7 +399,7 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
         Every searchable basis built, the chosen one first (for
         :func:`pruned_passes`).
     """
-    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline)
+    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll)
     if lattice.problem or lattice.infeasible or lattice.D <= SPLIT_FROM:
         return lattice, facts, [lattice]
     estimate = facts["estimated_nodes"]
@@ -411,17 +434,17 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     return best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best]
 
 
-def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline):
+def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None):
     """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
 
     BKZ-20 costs about ``BASIS_SECONDS · D²`` (0.15 s at D = 66) and cuts
     the trees of the (★) families 10–20×; on trees a few milliseconds long
     it only adds its own cost.
     """
+    if lll is None:
+        lll = build_lattice(reduction, 0, embedding, deadline=deadline)
     if not bkz_block:
-        lattice = build_lattice(reduction, 0, embedding, deadline=deadline)
-        return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": "off"})
-    lll = build_lattice(reduction, 0, embedding, deadline=deadline)
+        return lll, _estimated(lll, seed, {"candidates": 1, "bkz": "off"})
     facts = _estimated(lll, seed, {"candidates": 1})
     if lll.problem or lll.infeasible or ("estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2):
         facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
@@ -633,7 +656,9 @@ def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarra
     The dual basis ``D = B (BᵀB)⁻¹ = Q R⁻ᵀ`` comes from the triangular factor
     (no normal equations, whose condition is squared).
     """
-    dual = Q @ scipy.linalg.solve_triangular(R, np.eye(R.shape[0])).T
+    # R is exactly upper triangular, so LU with partial pivoting leaves it as
+    # it is: this is a triangular solve (SciPy's would cost its 0.15 s import).
+    dual = Q @ np.linalg.solve(R, np.eye(R.shape[0])).T
     centre = dual.T @ c
     radius = np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
