@@ -38,3 +38,4 @@ def kernel_walk(monkeypatch):
     from indexset.search.engines import lattice
 
     monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
+    monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)

@@ -12,13 +12,15 @@ the end is complete.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 SLACK = 1e-9
 """Rounding slack of an interval end before ceil/floor, as in the kernel."""
 
 
-def walk_breadth_first(arrays: dict, max_nodes: int, tol: float) -> tuple[np.ndarray | None, int]:
+def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float | None = None, stop=None) -> tuple[np.ndarray | None, int]:
     """Every leaf of the enumeration tree, unless it has more than ``max_nodes`` nodes.
 
     Parameters
@@ -33,13 +35,17 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float) -> tuple[np.nda
         exceed it.
     tol : float
         Margin of the Hölder test on W_i (the kernel's ``tol``).
+    deadline : float, optional
+        ``time.perf_counter()`` value past which the walk gives up.
+    stop : threading.Event, optional
+        The walk gives up soon after it is set.
 
     Returns
     -------
     leaves : ndarray of int64, shape (k, D), or None
         Every coefficient vector x that passed every test at every level
-        (candidates: the caller checks each exactly); None when the budget
-        ran out first.
+        (candidates: the caller checks each exactly); None when the budget,
+        the time or ``stop`` ended the walk first.
     nodes : int
         Nodes made (children that passed the interval tests).
     """
@@ -51,7 +57,7 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float) -> tuple[np.nda
     for i in range(D - 1, -1, -1):
         parent, value, centre = _children(arrays, i, x, W, norm2)
         nodes += len(parent)
-        if nodes > max_nodes:
+        if nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop.is_set()):
             return None, nodes
         diff = value - centre[parent]
         x = x[parent]

@@ -52,6 +52,7 @@ def walk(request, monkeypatch):
         request.getfixturevalue("kernel_walk")
     else:
         monkeypatch.setattr(lattice, "SMALL_TREE_NODES", 10**7)
+        monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", 10**7)
     return request.param
 
 
@@ -317,6 +318,7 @@ def test_pruning_profiles_stay_under_the_radius_and_grow_with_the_fixed_levels()
 
 
 @pytest.mark.parametrize("slacks, complete", [((1e9,), True), ((-0.999,), False)])
+@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
 def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete):
     import indexset.search.engines.lattice as lattice_engine
 
@@ -338,6 +340,7 @@ def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete)
             assert bool(found) == bool(expected), trial
 
 
+@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
 def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes(monkeypatch):
     import indexset.search.engines.lattice as lattice_engine
     from indexset.search.system import build_system
@@ -354,6 +357,7 @@ def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes(monkeypa
 
 
 @pytest.mark.parametrize("find_all", [False, True])
+@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
 def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypatch, find_all):
     import indexset.search.engines.lattice as lattice_engine
 
@@ -389,3 +393,19 @@ def test_the_breadth_first_walk_gives_up_past_its_budget_and_only_then():
     assert walk_breadth_first(lll.arrays, nodes - 1, lattice.MARGIN)[0] is None
     again, counted = walk_breadth_first(lll.arrays, nodes, lattice.MARGIN)
     assert counted == nodes and np.array_equal(again, leaves)
+
+
+@pytest.mark.parametrize("family", ["planted", "random"])
+def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(family, monkeypatch):
+    from reference import mitm_solutions
+
+    from indexset.solver import solve
+    from indexset.workflows import construct
+
+    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
+    instance = getattr(construct, family)(d=2, n=36, range=1000, seed=5)
+    result = solve(instance, find_all=True, engines=["lattice"])
+    stages = result.stages["search"]["lattice"]
+    assert stages["walk"] == "breadth-first (NumPy)" and stages["bkz_block"] == lattice.BKZ_BLOCK
+    expected = mitm_solutions(instance)
+    assert result.status == ("absorbable" if expected else "not_absorbable") and sorted(result.solutions) == expected

@@ -118,6 +118,13 @@ SMALL_TREE_NODES = 20_000
 before anything loads Numba: it decides trees of a few thousand nodes in
 milliseconds (d = 2, n = 50: 2 345 nodes, 7 ms here) where loading Numba
 takes about 1 s, and gives up within ~30 ms on larger ones."""
+
+REDUCED_TREE_NODES = 250_000
+"""Node budget of the same walk of the BKZ tree, tried next when the
+lattice is wide enough for BKZ: BKZ-20 shrinks the (★) trees of d = 2,
+n = 60 to 100–160 K nodes, walked in 0.06–0.1 s here (0.35–1.5 µs a node),
+against ~1 s for Numba; giving up costs at most ~0.35 s, a tenth of the
+searches that then need the kernel. The BKZ basis is kept for them."""
 """Target wall time of one kernel call between time-limit / stop checks."""
 
 
@@ -183,11 +190,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         block = BKZ_BLOCK if reduction.kernel_dimension >= BKZ_FROM else 0
     prepared = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
-    lll = build_lattice(reduction, 0, embedding, deadline=deadline)
-    walked = _walk_small_tree(system, lll, find_all, start, {**reduction.stages(), "lattice_dim": lll.D, "basis_s": round(time.perf_counter() - prepared, 4)})
+    walked, lll, reduced = _small_tree_answer(system, reduction, block, embedding, find_all, deadline, stop, start)
     if walked is not None:
         return walked
-    lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll)
+    lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "basis_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
@@ -216,15 +222,37 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
-def _walk_small_tree(system: System, lll: Lattice, find_all: bool, start: float, stages: dict) -> Result | None:
-    """The complete answer of a breadth-first walk of the LLL tree, or None when it has over :data:`SMALL_TREE_NODES` nodes."""
-    if lll.problem or lll.infeasible or lll.symmetric or lll.D == 0:
+def _small_tree_answer(system, reduction, block, embedding, find_all, deadline, stop, start):
+    """Walk the LLL tree, then the BKZ tree, breadth-first within their budgets.
+
+    Returns
+    -------
+    result : Result or None
+        The complete answer of the first walk that ended, else None.
+    lll, reduced : Lattice or None
+        The bases built (``reduced`` None when BKZ is off or was not needed),
+        for the search that follows.
+    """
+    began = time.perf_counter()
+    lll = build_lattice(reduction, 0, embedding, deadline=deadline)
+    result = _walk_small_tree(system, lll, SMALL_TREE_NODES, find_all, deadline, stop, start, reduction, began)
+    if result is not None or not block:
+        return result, lll, None
+    reduced = build_lattice(reduction, block, embedding, deadline=deadline)
+    result = _walk_small_tree(system, reduced, REDUCED_TREE_NODES, find_all, deadline, stop, start, reduction, began, block)
+    return result, lll, reduced
+
+
+def _walk_small_tree(system, lattice, budget, find_all, deadline, stop, start, reduction, began, block=0) -> Result | None:
+    """The complete answer of a breadth-first walk of ``lattice``'s tree, or None when it needs more than ``budget`` nodes."""
+    if lattice.problem or lattice.infeasible or lattice.symmetric or lattice.D == 0:
         return None
-    leaves, nodes = walk_breadth_first(lll.arrays, SMALL_TREE_NODES, MARGIN)
+    leaves, nodes = walk_breadth_first(lattice.arrays, budget, MARGIN, deadline, stop)
     if leaves is None:
         return None
-    solutions = sorted(support for support in (_decode(lll, x, system) for x in leaves) if support is not None)
-    stages.update(walk="breadth-first (NumPy)", nodes=nodes)
+    solutions = sorted(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None)
+    stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, "basis_s": round(time.perf_counter() - began, 4),
+              "walk": "breadth-first (NumPy)", "nodes": nodes}
     # Every leaf of the tree was checked: the walk is complete whatever it found.
     return _result(solutions if find_all else solutions[:1], find_all or not solutions, find_all, None, start, stages)
 
@@ -380,7 +408,8 @@ def profile_score(lattice: Lattice) -> float:
     return float(0.5 * np.log(rr[len(rr) // 2:]).sum())
 
 
-def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None, lll: Lattice | None = None):
+def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None,
+                   lll: Lattice | None = None, reduced: Lattice | None = None):
     """The default reduced basis, or the best of several when the search looks long.
 
     A Knuth estimate of the tree size of the default basis decides how much
@@ -389,6 +418,8 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     time (a tenth of the time left before ``deadline``), at most
     :data:`MAX_CANDIDATES` bases in all, none when the search looks hopeless
     anyway. The candidate with the best :func:`profile_score` wins.
+    ``lll`` and ``reduced`` are the default input order's LLL and BKZ bases
+    when the caller has built them already (the same bases this would build).
 
     Returns
     -------
@@ -399,7 +430,7 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
         Every searchable basis built, the chosen one first (for
         :func:`pruned_passes`).
     """
-    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll)
+    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll, reduced)
     if lattice.problem or lattice.infeasible or lattice.D <= SPLIT_FROM:
         return lattice, facts, [lattice]
     estimate = facts["estimated_nodes"]
@@ -434,7 +465,7 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     return best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best]
 
 
-def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None):
+def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None, reduced: Lattice | None = None):
     """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
 
     BKZ-20 costs about ``BASIS_SECONDS · D²`` (0.15 s at D = 66) and cuts
@@ -449,7 +480,7 @@ def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed:
     if lll.problem or lll.infeasible or ("estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2):
         facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
         return lll, facts
-    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
+    lattice = reduced or build_lattice(reduction, bkz_block, embedding, deadline=deadline)
     return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": bkz_block})
 
 
