@@ -49,36 +49,58 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float
     nodes : int
         Nodes made (children that passed the interval tests).
     """
-    D = arrays["rr"].shape[0]
-    x = np.zeros((1, D), dtype=np.int64)
-    W = arrays["top"][None, :].copy()
-    norm2 = np.zeros(1)  # ‖projection of w onto b*_{i+1..D−1}‖², the kernel's lpart
+    x, W, norm2 = _root(arrays, 1)
     nodes = 0
-    for i in range(D - 1, -1, -1):
-        parent, value, centre = _children(arrays, i, x, W, norm2)
-        nodes += len(parent)
+    for i in range(arrays["rr"].shape[0] - 1, -1, -1):
+        low, count, centre = _intervals(arrays, i, x, W, norm2)
+        nodes += int(count.sum())
+        # Checked before the level is built: the level that overflows would cost the most.
         if nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop.is_set()):
             return None, nodes
-        diff = value - centre[parent]
-        x = x[parent]
-        x[:, i] = value
-        W = W[parent] + diff[:, None] * arrays["bstar"][i]
-        norm2 = norm2[parent] + diff * diff * arrays["rr"][i]
-        # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁ below any box point.
-        l1 = np.abs(W).sum(axis=1)
-        keep = norm2 + arrays["cperp2"] <= l1 + tol * (1.0 + l1)
-        x, W, norm2 = x[keep], W[keep], norm2[keep]
+        parent = np.repeat(np.arange(len(count)), count)
+        first = np.cumsum(count) - count
+        value = low[parent] + np.arange(len(parent)) - first[parent]
+        x, W, norm2 = _descend(arrays, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
         if not len(x):
             break
     return x, nodes
 
 
-def _children(arrays: dict, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndarray):
-    """The admissible values of x_i below every frontier node.
+def estimate_nodes(arrays: dict, probes: int, seed: int, tol: float) -> float:
+    """Knuth's estimate of the nodes :func:`walk_breadth_first` makes on the whole tree.
 
-    Returns the parent row of each child, its value, and each parent's
-    Gram–Schmidt centre c_i.
+    ``probes`` random root-to-leaf descents, walked side by side: at each
+    level a descent counts the children of its node (weighted by the
+    product of the counts above it) and moves to one of them, drawn
+    uniformly; the mean over descents is an unbiased estimate of the size
+    of the tree (heavy-tailed: it is only used to decide whether a walk is
+    worth starting).
     """
+    rng = np.random.default_rng(seed)
+    x, W, norm2 = _root(arrays, probes)
+    weight = np.ones(probes)
+    total = 0.0
+    for i in range(arrays["rr"].shape[0] - 1, -1, -1):
+        low, count, centre = _intervals(arrays, i, x, W, norm2)
+        total += float((weight * count).sum()) / probes
+        alive = count > 0
+        value = low[alive] + np.floor(rng.random(int(alive.sum())) * count[alive]).astype(np.int64)
+        weight = weight[alive] * count[alive]
+        x, W, norm2, kept = _descend(arrays, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol, kept=True)
+        weight = weight[kept]
+        if not len(x):
+            break
+    return total
+
+
+def _root(arrays: dict, copies: int):
+    """Coefficients, W_D and partial norm of ``copies`` root nodes."""
+    D = arrays["rr"].shape[0]
+    return np.zeros((copies, D), dtype=np.int64), np.tile(arrays["top"], (copies, 1)), np.zeros(copies)
+
+
+def _intervals(arrays: dict, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndarray):
+    """The admissible values ``low, low + 1, …, low + count − 1`` of x_i below each node, and its centre c_i."""
     centre = arrays["tgt"][i] - x[:, i + 1:] @ arrays["muT"][i, i + 1:]
     room = arrays["bound2"][i] - norm2
     half = np.minimum(np.sqrt(np.maximum(room, 0.0) / arrays["rr"][i]), arrays["hold"][i])
@@ -88,8 +110,17 @@ def _children(arrays: dict, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndar
     high_f = np.minimum(centre + half, (shifted + arrays["chalf"][i]).min(axis=1))
     low = np.maximum(np.ceil(low_f - SLACK), arrays["ylo"][i]).astype(np.int64)
     high = np.minimum(np.floor(high_f + SLACK), arrays["yhi"][i]).astype(np.int64)
-    count = np.where(room >= 0.0, np.maximum(high - low + 1, 0), 0)
-    parent = np.repeat(np.arange(len(count)), count)
-    first = np.cumsum(count) - count
-    value = low[parent] + np.arange(len(parent)) - first[parent]
-    return parent, value, centre
+    return low, np.where(room >= 0.0, np.maximum(high - low + 1, 0), 0), centre
+
+
+def _descend(arrays: dict, i: int, x, W, norm2, value, centre, tol: float, kept: bool = False):
+    """Children with x_i = ``value`` (rows: fresh copies of their parents' data), less those Hölder with W_i cuts."""
+    diff = value - centre
+    x[:, i] = value
+    W = W + diff[:, None] * arrays["bstar"][i]
+    norm2 = norm2 + diff * diff * arrays["rr"][i]
+    # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁ below any box point.
+    l1 = np.abs(W).sum(axis=1)
+    keep = norm2 + arrays["cperp2"] <= l1 + tol * (1.0 + l1)
+    children = (x[keep], W[keep], norm2[keep])
+    return (*children, keep) if kept else children

@@ -409,3 +409,16 @@ def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(f
     assert stages["walk"] == "breadth-first (NumPy)" and stages["bkz_block"] == lattice.BKZ_BLOCK
     expected = mitm_solutions(instance)
     assert result.status == ("absorbable" if expected else "not_absorbable") and sorted(result.solutions) == expected
+
+
+def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
+    from indexset.search import breadth
+
+    for seed in (0, 2, 4):
+        rng = np.random.default_rng(seed)
+        system, _ = planted_system(rng, 3, 30, 0, 59, size=15)
+        lll = lattice.build_lattice(reduce_system(system.M, system.t))
+        nodes = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)[1]
+        estimate = breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN)
+        assert nodes > 1000 and 0.5 < estimate / nodes < 2  # unbiased; 20 000 descents keep it within ±35 % here
+        assert breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN) == estimate  # seeded

@@ -44,8 +44,7 @@ import numpy as np
 
 from indexset.native import enumerate as native
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from indexset.search import bkz
-from indexset.search.breadth import walk_breadth_first
+from indexset.search import bkz, breadth
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 
@@ -113,19 +112,27 @@ SUBTREES_PER_WORKER = 32
 
 CHUNK_SECONDS = 0.05
 
-SMALL_TREE_NODES = 20_000
+SMALL_TREE_NODES = 40_000
 """Node budget of the NumPy breadth-first walk of the LLL tree, tried
 before anything loads Numba: it decides trees of a few thousand nodes in
 milliseconds (d = 2, n = 50: 2 345 nodes, 7 ms here) where loading Numba
-takes about 1 s, and gives up within ~30 ms on larger ones."""
+takes about 1 s."""
 
-REDUCED_TREE_NODES = 250_000
+REDUCED_TREE_NODES = 400_000
 """Node budget of the same walk of the BKZ tree, tried next when the
 lattice is wide enough for BKZ: BKZ-20 shrinks the (★) trees of d = 2,
 n = 60 to 100–160 K nodes, walked in 0.06–0.1 s here (0.35–1.5 µs a node),
-against ~1 s for Numba; giving up costs at most ~0.35 s, a tenth of the
-searches that then need the kernel. The BKZ basis is kept for them."""
-"""Target wall time of one kernel call between time-limit / stop checks."""
+against ~1 s for Numba. The BKZ basis is kept for the kernel's search."""
+
+WALK_PROBES = 512
+"""Descents of the NumPy tree-size estimate that decides whether a walk starts (2–8 ms)."""
+
+WALK_HEADROOM = 4.0
+"""A walk starts only when the estimate is at most its budget / this: on the
+trees of the benchmark families the estimate of 512 descents came out 2–10×
+below the size (d = 2, n = 60: 6–84 K for 100–160 K nodes), while trees
+far over the budget were estimated at ≥ 175 K; a walk that does start
+still stops at its budget."""
 
 
 def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None) -> Result:
@@ -190,7 +197,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         block = BKZ_BLOCK if reduction.kernel_dimension >= BKZ_FROM else 0
     prepared = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
-    walked, lll, reduced = _small_tree_answer(system, reduction, block, embedding, find_all, deadline, stop, start)
+    walked, lll, reduced = _small_tree_answer(system, reduction, block, embedding, find_all, seed, deadline, stop, start)
     if walked is not None:
         return walked
     lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced)
@@ -222,7 +229,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     return _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, max(1, int(workers)))
 
 
-def _small_tree_answer(system, reduction, block, embedding, find_all, deadline, stop, start):
+def _small_tree_answer(system, reduction, block, embedding, find_all, seed, deadline, stop, start):
     """Walk the LLL tree, then the BKZ tree, breadth-first within their budgets.
 
     Returns
@@ -235,19 +242,21 @@ def _small_tree_answer(system, reduction, block, embedding, find_all, deadline, 
     """
     began = time.perf_counter()
     lll = build_lattice(reduction, 0, embedding, deadline=deadline)
-    result = _walk_small_tree(system, lll, SMALL_TREE_NODES, find_all, deadline, stop, start, reduction, began)
+    result = _walk_small_tree(system, lll, SMALL_TREE_NODES, find_all, seed, deadline, stop, start, reduction, began)
     if result is not None or not block:
         return result, lll, None
     reduced = build_lattice(reduction, block, embedding, deadline=deadline)
-    result = _walk_small_tree(system, reduced, REDUCED_TREE_NODES, find_all, deadline, stop, start, reduction, began, block)
+    result = _walk_small_tree(system, reduced, REDUCED_TREE_NODES, find_all, seed, deadline, stop, start, reduction, began, block)
     return result, lll, reduced
 
 
-def _walk_small_tree(system, lattice, budget, find_all, deadline, stop, start, reduction, began, block=0) -> Result | None:
-    """The complete answer of a breadth-first walk of ``lattice``'s tree, or None when it needs more than ``budget`` nodes."""
+def _walk_small_tree(system, lattice, budget, find_all, seed, deadline, stop, start, reduction, began, block=0) -> Result | None:
+    """The complete answer of a breadth-first walk of ``lattice``'s tree, or None when it looks or is larger than ``budget`` nodes."""
     if lattice.problem or lattice.infeasible or lattice.symmetric or lattice.D == 0:
         return None
-    leaves, nodes = walk_breadth_first(lattice.arrays, budget, MARGIN, deadline, stop)
+    if breadth.estimate_nodes(lattice.arrays, WALK_PROBES, seed, MARGIN) > budget / WALK_HEADROOM:
+        return None
+    leaves, nodes = breadth.walk_breadth_first(lattice.arrays, budget, MARGIN, deadline, stop)
     if leaves is None:
         return None
     solutions = sorted(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None)
