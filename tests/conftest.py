@@ -30,7 +30,8 @@ def instances() -> Path:
 def kernel_walk(monkeypatch):
     """Lattice searches walk every tree with the Numba kernel.
 
-    Small trees otherwise go to the NumPy breadth-first walk; tests of the
+    Small trees (and, for a first solution, pruned trees) otherwise go to
+    the NumPy breadth-first walks; tests of the
     kernel's own machinery (threads, split trees, staging, Dask parts) use
     small trees and need the kernel to walk them. No tree, not even one
     without nodes, fits a budget of −1 nodes.
@@ -39,3 +40,4 @@ def kernel_walk(monkeypatch):
 
     monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
     monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)
+    monkeypatch.setattr(lattice, "PRUNED_WALK_NODES", -1)

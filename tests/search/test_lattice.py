@@ -422,3 +422,26 @@ def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
         estimate = breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN)
         assert nodes > 1000 and 0.5 < estimate / nodes < 2  # unbiased; 20 000 descents keep it within ±35 % here
         assert breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN) == estimate  # seeded
+
+
+def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_rest(monkeypatch):
+    from reference import mitm_solutions
+
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
+    monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)  # no whole tree is walked in NumPy
+    for seed in (0, 1):  # planted sets that the slack-0.1 profile keeps
+        system = build_system(construct.planted(d=2, n=50, range=1000, seed=seed))
+        first = search(system)
+        assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
+        assert first.stages["walk"].startswith("breadth-first (NumPy), pruned")
+    # Nothing to find: the pruned walk proves nothing, the kernel's complete search decides.
+    negative = construct.random(d=2, n=40, range=1000, seed=1)
+    assert mitm_solutions(negative) == []
+    none = search(build_system(negative))
+    assert none.status == "infeasible" and none.complete and "walk" not in none.stages
+    planted = construct.planted(d=2, n=40, range=1000, seed=1)
+    every = search(build_system(planted), find_all=True)  # counting never prunes
+    assert every.complete and sorted(every.solutions) == mitm_solutions(planted) and "walk" not in every.stages
