@@ -32,7 +32,8 @@ class Kernel:
     The first call turns every kernel of the function's module into a
     Numba dispatcher and rebinds the module's names to them, so a kernel
     that calls another of its module is typed against a dispatcher, as
-    under a plain ``@njit``.
+    under a plain ``@njit``. A kernel may call only kernels of its own
+    module (another module's names are not rebound).
     """
 
     def __init__(self, function) -> None:
@@ -51,10 +52,12 @@ def _compile_module(namespace: dict) -> None:
     import numba
 
     with _COMPILING:  # enumeration workers may make their first calls at once
-        for name, value in list(namespace.items()):
-            if isinstance(value, Kernel) and value.dispatcher is None:
-                value.dispatcher = numba.njit(**JIT_OPTIONS)(value.py_func)
-                namespace[name] = value.dispatcher
+        kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
+        dispatchers = {name: numba.njit(**JIT_OPTIONS)(value.py_func) for name, value in kernels.items()}
+        namespace.update(dispatchers)
+        # Set last: a thread that sees a dispatcher (without the lock) sees every name rebound.
+        for name, value in kernels.items():
+            value.dispatcher = dispatchers[name]
 
 
 def kernel(function) -> Kernel:

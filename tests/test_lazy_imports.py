@@ -57,3 +57,33 @@ def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_p
     expected = mitm_solutions(instance)
     assert status == ("absorbable" if expected else "not_absorbable") and sorted(solutions) == expected
     assert walk == "breadth-first (NumPy)" and loaded == []
+
+
+def test_kernels_compile_at_their_first_call_and_rebind_their_module():
+    code = """
+import sys, threading
+import numpy as np
+import indexset.native.enumerate as kernels
+import indexset.native.prune as prune
+loaded_at_import = "numba" in sys.modules
+M = np.array([[1, 1, 1], [1, -1, 0]], dtype=np.int64)
+t = np.array([3, 0], dtype=np.int64)
+out = {}
+
+def first_call(k):  # two threads make the module's first call together
+    fixed = np.full(3, -1, dtype=np.int8)
+    out[k] = (int(prune.propagate_bounds(M, t, t, fixed)), fixed.tolist())
+
+threads = [threading.Thread(target=first_call, args=(k,)) for k in range(2)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+import numba
+print(loaded_at_import, out[0] == out[1], out[0][1], kernels.fixed_point(16) == kernels.fixed_point.py_func(16),
+      all(isinstance(getattr(kernels, name), numba.core.registry.CPUDispatcher) for name in ("enumerate_box", "_enter_level", "fixed_point")))
+"""
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr
+    # All three units are forced: z0 + z1 + z2 = 3.
+    assert process.stdout.split() == ["False", "True", "[1,", "1,", "1]", "True", "True"]

@@ -3,7 +3,10 @@
 The tree is that of :func:`indexset.native.enumerate.enumerate_box`, cut by
 the same tests on the same float data with the same margins (norm, Hölder
 on b*_i, per-coordinate bounds on W_i, Hölder with W_i, dual bounds;
-MATH.md §6), but walked a level at a time over the whole frontier. Per node
+MATH.md §6.1), but walked a level at a time over the whole frontier. Two
+differences, both sound: the per-coordinate bounds are on at every level
+(the kernel switches them off where they stop paying), and the Hölder sum
+‖W_i‖₁ is the float sum itself (the kernel's is in fixed point). Per node
 it is about 15× slower than the compiled kernel; it needs no Numba, whose
 loading (about 1 s) costs more than the whole walk of a tree of a few
 thousand nodes. A walk may stop at a node budget; only a walk that ran to

@@ -14,10 +14,12 @@ import numpy as np
 from indexset.native.prune import propagate_bounds
 from indexset.search.system import System
 
-INTERPRETED_CELLS = 4096
+INTERPRETED_CELLS = 1024
 """Systems with at most this many coefficients run the propagation kernel's
 Python source: a few milliseconds on the (★) systems of d ≤ 3 (2 ms for
-9 × 80 here), where loading Numba would take about 1 s."""
+9 × 80 here), where loading Numba would take about 1 s. Each round costs
+about a microsecond per coefficient, and a system built to fix one unit a
+round needs up to n rounds (a 64 × 64 chain: 0.67 s), hence the small cap."""
 
 
 @dataclass
@@ -92,8 +94,10 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
     with no rows (each doubles the number of solutions).
     """
     free = [i for i in range(system.n) if fixed[i] < 0]
+    if not free:
+        return _ordered([([r], []) for r in range(system.m)])
     free_in_row = [[i for i in free if int(system.M[r, i]) != 0] for r in range(system.m)]
-    if free and _one_part(system.M[:, free] != 0):
+    if _one_part(system.M[:, free] != 0):
         return _ordered([([r for r in range(system.m) if free_in_row[r]], free)] + [([r], []) for r in range(system.m) if not free_in_row[r]])
     import networkx as nx  # loaded only for systems that do fall apart (~0.25 s)
 

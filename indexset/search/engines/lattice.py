@@ -20,6 +20,13 @@ Each leaf is checked with exact integers and every reported z is checked
 against ``M z = t`` with Python ints, so floating point can only ever cost
 time, never a solution or a wrong answer.
 
+Small trees first: before Numba is loaded, the LLL tree and then the
+BKZ tree are walked breadth-first in NumPy (:mod:`indexset.search.breadth`)
+when a NumPy estimate puts them within a budget, and, for a first
+solution, the BKZ tree under the tightest pruning profile
+(:func:`_small_tree_answer`). A whole walk decides; a pruned one may only
+find.
+
 Search: the basis is the default LLL + BKZ-20 one, or, when a Knuth
 estimate of the tree predicts a long search, the best of a few re-reduced
 candidates by the product of the upper half of its Gram–Schmidt norms
@@ -184,7 +191,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         ``plan(predicted_seconds) -> workers``, called once the basis is
         reduced, with the predicted enumeration time (None when the tree is
         too small to estimate); it overrides ``workers`` (the portfolio
-        schedules CP-SAT from it).
+        schedules CP-SAT from it). Not called when a NumPy walk answers
+        before the kernel's search.
 
     Returns
     -------
@@ -264,17 +272,18 @@ def _small_tree_answer(system, reduction, block, embedding, find_all, seed, dead
     # Every leaf of a whole tree was checked: that walk is complete whatever it found.
     if walked is not None:
         return answer(lll, walked, 0, "breadth-first (NumPy)", find_all or not walked[0]), lll, None
-    reduced = build_lattice(reduction, block, embedding, deadline=deadline) if block else None
+    # As in _basis_that_pays: no BKZ for a lattice that cannot be searched anyway.
+    reduced = build_lattice(reduction, block, embedding, deadline=deadline) if block and not (lll.problem or lll.infeasible or lll.D == 0) else None
     if reduced is not None:
         walked = _breadth_first(system, reduced, REDUCED_TREE_NODES, WALK_HEADROOM, seed, deadline, stop)
         if walked is not None:
             return answer(reduced, walked, block, "breadth-first (NumPy)", find_all or not walked[0]), lll, reduced
     if not find_all:
-        basis = reduced or lll
+        basis = reduced if reduced is not None and not reduced.problem else lll
         slack = PRUNING_SLACKS[0]
         walked = _breadth_first(system, basis, PRUNED_WALK_NODES, 1.0, seed, deadline, stop, slack)
         if walked is not None and walked[0]:
-            return answer(basis, walked, block if reduced is not None else 0, f"breadth-first (NumPy), pruned (slack {slack})", False), lll, reduced
+            return answer(basis, walked, block if basis is reduced else 0, f"breadth-first (NumPy), pruned (slack {slack})", False), lll, reduced
     return None, lll, reduced
 
 
