@@ -207,7 +207,7 @@ class _Race:
         try:
             self.start(get_engine("lattice"), plan=plan)
             decided = self.wait(until=lambda: "lattice" in self.results)
-            if not decided and not cpsat_scheduled.is_set():
+            if not decided and not cpsat_scheduled.is_set() and self.remaining() != 0.0 and not self.stop_all.is_set():
                 # The lattice engine could not search (tolerance rows, numerics): CP-SAT on every core.
                 self.start(get_engine("cpsat"), workers=cores)
                 self.wait()

@@ -216,6 +216,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     walked, lll, reduced = _small_tree_answer(system, reduction, block, embedding, find_all, seed, deadline, stop, start)
     if walked is not None:
         return walked
+    if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+        # Before the kernel's search: loading Numba alone would take about a second more.
+        why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
+        return _result([], False, find_all, why, start, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
     lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "basis_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
