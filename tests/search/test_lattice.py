@@ -445,3 +445,23 @@ def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_re
     planted = construct.planted(d=2, n=40, range=1000, seed=1)
     every = search(build_system(planted), find_all=True)  # counting never prunes
     assert every.complete and sorted(every.solutions) == mitm_solutions(planted) and "walk" not in every.stages
+
+
+@pytest.mark.usefixtures("kernel_walk")
+@pytest.mark.parametrize("hopeless", [False, True])
+def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_in_time(monkeypatch, hopeless):
+    budgets = []
+
+    def recorded(system, bases, seconds, *args, **kwargs):
+        budgets.append(seconds)
+        return [], {"passes": 0, "nodes": 0, "seconds": 0.0, "found": False}
+
+    monkeypatch.setattr(lattice, "pruned_passes", recorded)
+    monkeypatch.setattr(lattice, "PRUNED_MAX_SECONDS", 3600.0)
+    monkeypatch.setattr(lattice, "NODE_SECONDS", 1e6 if hopeless else 1e-12)  # every tree outlasts the limit, or none does
+    monkeypatch.setattr(lattice, "PRUNED_SHARE", 1e9 if hopeless else 1e12)  # the share of the prediction never binds
+    system = star_system(np.random.default_rng(2), 2, 40, 1000)
+    lattice.search(system, time_limit=30.0)  # seconds to spare before the passes (a tree of n = 40)
+    assert len(budgets) == 1
+    share = lattice.PRUNED_SHARE_OF_LIMIT_HOPELESS if hopeless else 0.1
+    assert 0.5 * share * 30.0 < budgets[0] <= share * 30.0
