@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 HEAVY = ("torch", "huggingface_hub", "matplotlib", "safetensors")
+TESTS = Path(__file__).resolve().parent
+
+
+def python_output(code: str, timeout: float = 300) -> str:
+    """What a fresh interpreter prints running ``code`` (the tests folder importable), after checking it succeeded."""
+    process = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(TESTS)!r})\n" + code], capture_output=True, text=True, timeout=timeout)
+    assert process.returncode == 0, process.stderr
+    return process.stdout
 
 
 def test_cli_and_scan_modules_import_no_heavy_library():
@@ -18,9 +27,8 @@ def test_cli_and_scan_modules_import_no_heavy_library():
         "from indexset import Instance, scan; "
         f"print(','.join(name for name in {HEAVY!r} if name in sys.modules))"
     )
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert process.returncode == 0, process.stderr
-    assert process.stdout.strip() == ""
+    output = python_output(code)
+    assert output.strip() == ""
 
 
 def test_the_gram_path_runs_without_scipy_or_numba():
@@ -31,9 +39,8 @@ def test_the_gram_path_runs_without_scipy_or_numba():
         "result = gram_decide(Instance(rng.standard_normal((450, 32)), rng.standard_normal((32, 450)), activation='gelu')); "
         "print(result.status, result.stages['solve_method'], ','.join(name for name in ('scipy', 'numba') if name in sys.modules))"
     )
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert process.returncode == 0, process.stderr
-    assert process.stdout.split() == ["not_absorbable", "iterative"]
+    output = python_output(code)
+    assert output.split() == ["not_absorbable", "iterative"]
 
 
 @pytest.mark.parametrize("family", ["planted", "random"])
@@ -51,9 +58,8 @@ def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_p
         "print(json.dumps([result.status, result.solutions, result.stages['search']['lattice'].get('walk'), "
         "[name for name in ('numba', 'scipy', 'networkx', 'ortools') if name in sys.modules]]))"
     )
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert process.returncode == 0, process.stderr
-    status, solutions, walk, loaded = json.loads(process.stdout)
+    output = python_output(code)
+    status, solutions, walk, loaded = json.loads(output)
     expected = mitm_solutions(instance)
     assert status == ("absorbable" if expected else "not_absorbable") and sorted(solutions) == expected
     assert walk == "breadth-first (NumPy)" and loaded == []
@@ -83,7 +89,17 @@ import numba
 print(loaded_at_import, out[0] == out[1], out[0][1], kernels.fixed_point(16) == kernels.fixed_point.py_func(16),
       all(isinstance(getattr(kernels, name), numba.core.registry.CPUDispatcher) for name in ("enumerate_box", "_enter_level", "fixed_point")))
 """
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert process.returncode == 0, process.stderr
+    output = python_output(code)
     # All three units are forced: z0 + z1 + z2 = 3.
-    assert process.stdout.split() == ["False", "True", "[1,", "1,", "1]", "True", "True"]
+    assert output.split() == ["False", "True", "[1,", "1,", "1]", "True", "True"]
+
+
+def test_a_time_limit_spent_before_the_kernel_loads_neither_numba_nor_cpsat():
+    code = (
+        "import json; import numpy as np; from systems import star_system; "
+        "import indexset.search.portfolio as portfolio; from indexset.search.reduce import reduce_system; "
+        "system = star_system(np.random.default_rng(1), 2, 70, 1000); "
+        "result = portfolio.run_portfolio(system, reduce_system(system.M, system.t), time_limit=0.0); "
+        "print(json.dumps([result.status, sorted(result.stages['portfolio']), 'numba' in sys.modules, 'ortools' in sys.modules]))"
+    )
+    assert json.loads(python_output(code)) == ["unknown", ["lattice"], False, False]

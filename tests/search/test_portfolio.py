@@ -81,20 +81,3 @@ def test_cpsat_delay_ends_at_the_time_limit(predicted_long, monkeypatch):
     assert answers[0].stages["portfolio"]["cpsat"]["status"] == "unknown" and calls == []  # scheduled, never started
     assert not _cpsat_threads()
 
-
-def test_a_time_limit_spent_before_the_kernel_loads_neither_numba_nor_cpsat():
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    code = (
-        f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent.parent)!r}); import numpy as np; from systems import star_system; "
-        "import indexset.search.portfolio as portfolio; from indexset.search.reduce import reduce_system; "
-        "system = star_system(np.random.default_rng(1), 2, 70, 1000); "
-        "result = portfolio.run_portfolio(system, reduce_system(system.M, system.t), time_limit=0.0); "
-        "print(json.dumps([result.status, sorted(result.stages['portfolio']), 'numba' in sys.modules, 'ortools' in sys.modules]))"
-    )
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert process.returncode == 0, process.stderr
-    assert json.loads(process.stdout) == ["unknown", ["lattice"], False, False]
