@@ -63,7 +63,7 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float
         parent = np.repeat(np.arange(len(count)), count)
         first = np.cumsum(count) - count
         value = low[parent] + np.arange(len(parent)) - first[parent]
-        x, W, norm2 = _descend(arrays, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
+        x, W, norm2, _ = _descend(arrays, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
         if not len(x):
             break
     return x, nodes
@@ -89,7 +89,7 @@ def estimate_nodes(arrays: dict, probes: int, seed: int, tol: float) -> float:
         alive = count > 0
         value = low[alive] + np.floor(rng.random(int(alive.sum())) * count[alive]).astype(np.int64)
         weight = weight[alive] * count[alive]
-        x, W, norm2, kept = _descend(arrays, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol, kept=True)
+        x, W, norm2, kept = _descend(arrays, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol)
         weight = weight[kept]
         if not len(x):
             break
@@ -116,8 +116,8 @@ def _intervals(arrays: dict, i: int, x: np.ndarray, W: np.ndarray, norm2: np.nda
     return low, np.where(room >= 0.0, np.maximum(high - low + 1, 0), 0), centre
 
 
-def _descend(arrays: dict, i: int, x, W, norm2, value, centre, tol: float, kept: bool = False):
-    """Children with x_i = ``value`` (rows: fresh copies of their parents' data), less those Hölder with W_i cuts."""
+def _descend(arrays: dict, i: int, x, W, norm2, value, centre, tol: float):
+    """Children with x_i = ``value`` (rows: fresh copies of their parents' data), less those Hölder with W_i cuts, and the mask of those kept."""
     diff = value - centre
     x[:, i] = value
     W = W + diff[:, None] * arrays["bstar"][i]
@@ -125,5 +125,4 @@ def _descend(arrays: dict, i: int, x, W, norm2, value, centre, tol: float, kept:
     # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁ below any box point.
     l1 = np.abs(W).sum(axis=1)
     keep = norm2 + arrays["cperp2"] <= l1 + tol * (1.0 + l1)
-    children = (x[keep], W[keep], norm2[keep])
-    return (*children, keep) if kept else children
+    return x[keep], W[keep], norm2[keep], keep

@@ -96,8 +96,9 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
     free = [i for i in range(system.n) if fixed[i] < 0]
     if not free:
         return _ordered([([r], []) for r in range(system.m)])
-    free_in_row = [[i for i in free if int(system.M[r, i]) != 0] for r in range(system.m)]
-    if _one_part(system.M[:, free] != 0):
+    incidence = system.M[:, free] != 0
+    free_in_row = [[free[j] for j in np.flatnonzero(incidence[r])] for r in range(system.m)]
+    if _one_part(incidence):
         return _ordered([([r for r in range(system.m) if free_in_row[r]], free)] + [([r], []) for r in range(system.m) if not free_in_row[r]])
     import networkx as nx  # loaded only for systems that do fall apart (~0.25 s)
 
@@ -117,11 +118,12 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
 def _one_part(incidence: np.ndarray) -> bool:
     """Whether rows joining variables that share them connect every variable.
 
-    ``incidence[r, j]``: variable j appears in row r. Reachability from the
-    first variable, a row and a variable layer at a time; the dense (★)
-    systems are one part, and this test spares them networkx's import.
+    ``incidence[r, j]``: variable j (of at least one) appears in row r.
+    Reachability from the first variable, a row and a variable layer at a
+    time; the dense (★) systems are one part, and this test spares them
+    networkx's import.
     """
-    if not incidence.shape[1] or not incidence.any(axis=0).all():
+    if not incidence.any(axis=0).all():
         return False
     variables = np.zeros(incidence.shape[1], dtype=bool)
     variables[0] = True
