@@ -63,3 +63,8 @@ def _compile_module(namespace: dict) -> None:
 def kernel(function) -> Kernel:
     """Declare ``function`` an indexset kernel, compiled with the shared options at its first call."""
     return Kernel(function)
+
+
+def is_loaded(function) -> bool:
+    """Whether calling the kernel ``function`` no longer imports Numba (its module's kernels are dispatchers)."""
+    return not isinstance(function, Kernel) or function.dispatcher is not None

@@ -65,6 +65,32 @@ def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_p
     assert walk == "breadth-first (NumPy)" and loaded == []
 
 
+def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outlives_the_search(tmp_path):
+    from reference import mitm_solutions
+
+    from indexset.workflows import construct
+
+    instance = construct.random(d=2, n=40, range=1000, seed=3)
+    path = tmp_path / "block.npz"
+    instance.save(path)
+    code = (
+        "import json, sys, threading; import indexset; import indexset.search.engines.lattice as L; "
+        "from indexset.search.system import build_system; "
+        "L.SMALL_TREE_NODES = L.REDUCED_TREE_NODES = L.PRUNED_WALK_NODES = -1; "  # the kernel walks the tree
+        "seen = {}; choose = L.choose_lattice\n"
+        "def spy(*args):\n"
+        "    seen.update(loading=args[-1], threads=[thread.name for thread in threading.enumerate()], numba='numba' in sys.modules)\n"
+        "    return choose(*args)\n"
+        "L.choose_lattice = spy\n"
+        f"result = L.search(build_system(indexset.Instance.load({str(path)!r})), find_all=True)\n"
+        "print(json.dumps([result.solutions, seen, [thread.name for thread in threading.enumerate()], 'numba' in sys.modules]))"
+    )
+    solutions, seen, threads_after, numba_after = json.loads(python_output(code))
+    assert sorted(solutions) == mitm_solutions(instance)
+    assert seen["loading"] is True and "indexset-kernel-load" in seen["threads"]
+    assert threads_after == ["MainThread"] and numba_after
+
+
 def test_kernels_compile_at_their_first_call_and_rebind_their_module():
     code = """
 import sys, threading

@@ -465,3 +465,25 @@ def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_
     assert len(budgets) == 1
     share = lattice.PRUNED_SHARE_OF_LIMIT_HOPELESS if hopeless else 0.1
     assert 0.5 * share * 30.0 < budgets[0] <= share * 30.0
+
+
+@pytest.mark.parametrize("share", [0.0, 1e9])
+def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_pay_for(monkeypatch, share):
+    # share 0: the estimate pays for none, so only the loading pays; 1e9: it pays for the most, loading or not.
+    monkeypatch.setattr(lattice, "CANDIDATE_SHARE", share)
+    system = star_system(np.random.default_rng(4), 2, 50, 1000)
+    reduction = reduce_system(system.M, system.t)
+    lll = lattice.build_lattice(reduction)
+    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    assert reduced.D >= lattice.CANDIDATES_FROM
+    chosen = {}
+    for loading in (False, True):
+        best, facts, bases = lattice.choose_lattice(reduction, lattice.BKZ_BLOCK, "cvp", 7, None, None, lll, reduced, loading)
+        free = min(lattice.MAX_CANDIDATES - 1, int(lattice.KERNEL_LOAD_SECONDS / (lattice.BASIS_SECONDS * reduced.D**2)))
+        paid = lattice.MAX_CANDIDATES - 1 if share else free if loading else 0
+        assert facts["candidates"] == 1 + paid and len(bases) == 1 + paid and facts["estimated_nodes"] > 0
+        assert bases[0] is best and any(basis is reduced for basis in bases)
+        assert lattice.profile_score(best) == max(lattice.profile_score(basis) for basis in bases)
+        chosen[loading] = best.basis
+    if share:  # the k-th candidate is the same whether it was reduced before the estimate or after it
+        assert np.array_equal(chosen[False], chosen[True])

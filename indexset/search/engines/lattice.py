@@ -30,7 +30,7 @@ find.
 Search: the basis is the default LLL + BKZ-20 one, or, when a Knuth
 estimate of the tree predicts a long search, the best of a few re-reduced
 candidates by the product of the upper half of its Gram–Schmidt norms
-(:func:`choose_lattice`). Looking for a first solution, the engine first
+(:func:`choose_lattice`; while Numba loads in another thread, beside them). Looking for a first solution, the engine first
 walks those bases under linear pruning profiles (:func:`pruned_passes`:
 incomplete, a few per cent of the predicted time, finding planted
 solutions orders of magnitude sooner). The tree is walked in chunks (time limit, ``stop``,
@@ -43,12 +43,14 @@ one level (``workers``; the kernel releases the GIL), or, given a
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 import time
 
 import flint
 import numpy as np
 
+from indexset.native import config
 from indexset.native import enumerate as native
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search import bkz, breadth
@@ -106,6 +108,11 @@ BASIS_SECONDS = 3.5e-5
 
 NODE_SECONDS = 5e-8
 """Measured cost of one enumeration node (d = 2, n = 70, one core: 42 ns)."""
+
+KERNEL_LOAD_SECONDS = 1.0
+"""Numba's import and first load of a cached kernel (0.9–1.2 s here). While a
+thread does it, candidate bases cost the search no wall time: up to this
+many seconds of them by the cost model are reduced beside it."""
 
 HOPELESS_SECONDS = 1e5
 """Predicted enumeration times beyond this get no candidate bases (a 2× gain
@@ -220,7 +227,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         # Before the kernel's search: loading Numba alone would take about a second more.
         why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
         return _result([], False, find_all, why, start, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
-    lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced)
+    with _kernels_loading(lll if reduced is None else reduced) as loading:
+        lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced, loading)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "basis_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
         return _unknown(start, lattice.problem, stages)
@@ -463,7 +471,7 @@ def profile_score(lattice: Lattice) -> float:
 
 
 def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None,
-                   lll: Lattice | None = None, reduced: Lattice | None = None):
+                   lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False):
     """The default reduced basis, or the best of several when the search looks long.
 
     A Knuth estimate of the tree size of the default basis decides how much
@@ -473,7 +481,12 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
     :data:`MAX_CANDIDATES` bases in all, none when the search looks hopeless
     anyway. The candidate with the best :func:`profile_score` wins.
     ``lll`` and ``reduced`` are the default input order's LLL and BKZ bases
-    when the caller has built them already (the same bases this would build).
+    when the caller has built them already (the same bases this would build;
+    a BKZ basis already paid for is the default). ``loading`` says that the
+    kernels are loading in another thread (:func:`_kernels_loading`): the
+    estimate waits for them, so the candidates that
+    :data:`KERNEL_LOAD_SECONDS` pays for by the cost model are reduced
+    first, beside the loading (fpylll's BKZ releases the GIL).
 
     Returns
     -------
@@ -484,42 +497,79 @@ def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: i
         Every searchable basis built, the chosen one first (for
         :func:`pruned_passes`).
     """
-    lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll, reduced)
-    if lattice.problem or lattice.infeasible or lattice.D <= SPLIT_FROM:
-        return lattice, facts, [lattice]
-    estimate = facts["estimated_nodes"]
-    if lattice.D < CANDIDATES_FROM:
-        return lattice, facts, [lattice]
+    if reduced is not None:
+        lattice, facts = reduced, {"candidates": 1, "bkz": bkz_block}
+    else:
+        lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll)
+    if lattice.problem or lattice.infeasible or lattice.D < CANDIDATES_FROM:  # > SPLIT_FROM: an estimate below
+        return lattice, _estimated(lattice, seed, facts), [lattice]
     # Knuth's estimate is unbiased but heavy-tailed: with this few probes it
     # was within ~4× either way on the benchmark trees; candidates pay only
     # when the tree is long, since each costs a full LLL + BKZ. The cost
     # model (not a clock) keeps the choice reproducible for a given seed.
-    predicted = estimate * NODE_SECONDS
-    spend = CANDIDATE_SHARE * predicted if predicted < HOPELESS_SECONDS else 0.0
-    if deadline is not None:
-        spend = min(spend, 0.1 * (deadline - time.perf_counter()))
-    tries = min(MAX_CANDIDATES - 1, int(spend / (BASIS_SECONDS * lattice.D**2)))
-    if tries <= 0:
-        return lattice, facts, [lattice]
+    cost = BASIS_SECONDS * lattice.D**2
+    free = KERNEL_LOAD_SECONDS if loading else 0.0
     rng = np.random.default_rng(seed)
-    best, score = lattice, profile_score(lattice)
-    others = []
-    for _ in range(tries):
-        if stop is not None and stop.is_set():
-            break
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-        other = build_lattice(reduction, bkz_block, embedding, shuffle=rng, deadline=deadline)
-        if other.problem or other.infeasible:
-            continue
-        others.append(other)
-        if profile_score(other) > score:
-            best, score = other, profile_score(other)
-    facts["candidates"] = tries + 1
+    others, tried = _candidates(reduction, bkz_block, embedding, rng, _affordable(free, cost, deadline), deadline, stop)
+    facts = _estimated(lattice, seed, facts)
+    predicted = facts["estimated_nodes"] * NODE_SECONDS
+    spend = CANDIDATE_SHARE * predicted if predicted < HOPELESS_SECONDS else 0.0
+    more, tried_more = _candidates(reduction, bkz_block, embedding, rng, _affordable(max(spend, free), cost, deadline) - tried, deadline, stop)
+    others, tried = others + more, tried + tried_more
+    if not tried:
+        return lattice, facts, [lattice]
+    facts["candidates"] = tried + 1
+    best = max([lattice, *others], key=profile_score)  # the first of equals: the default basis
     return best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best]
 
 
-def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None, reduced: Lattice | None = None):
+def _affordable(seconds: float, cost: float, deadline: float | None) -> int:
+    """Candidate bases that ``seconds`` pay for at ``cost`` each (at most a tenth of the time left; at most :data:`MAX_CANDIDATES` − 1)."""
+    if deadline is not None:
+        seconds = min(seconds, 0.1 * (deadline - time.perf_counter()))
+    return max(0, min(MAX_CANDIDATES - 1, int(seconds / cost)))
+
+
+def _candidates(reduction: Reduction, bkz_block: int, embedding: str, rng, count: int, deadline: float | None, stop) -> tuple[list, int]:
+    """Up to ``count`` re-reduced bases from shuffled input orders: the searchable ones, and how many were tried."""
+    built, tried = [], 0
+    for _ in range(count):
+        if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+            break
+        tried += 1
+        other = build_lattice(reduction, bkz_block, embedding, shuffle=rng, deadline=deadline)
+        if not (other.problem or other.infeasible):
+            built.append(other)
+    return built, tried
+
+
+@contextlib.contextmanager
+def _kernels_loading(lattice: Lattice):
+    """Load the kernels in a thread while the caller goes on; True inside when that thread runs.
+
+    Importing Numba and loading the first cached kernel take about a second
+    (:data:`KERNEL_LOAD_SECONDS`) of one core, while the caller can reduce
+    candidate bases on the other. The thread is joined on exit, so none
+    outlives the call.
+    """
+    if config.is_loaded(native.estimate_tree) or lattice.problem or lattice.infeasible or lattice.D == 0:
+        yield False
+        return
+    thread = threading.Thread(target=_load_kernels, args=(lattice,), name="indexset-kernel-load")
+    thread.start()
+    try:
+        yield True
+    finally:
+        thread.join()
+
+
+def _load_kernels(lattice: Lattice) -> None:
+    """One probe of the tree estimate: the cheapest call that loads the kernels."""
+    with contextlib.suppress(Exception):  # the caller's own first kernel call meets the same error and reports it
+        estimate_nodes(lattice, 1, 0)
+
+
+def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None):
     """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
 
     BKZ-20 costs about ``BASIS_SECONDS · D²`` (0.15 s at D = 66) and cuts
@@ -534,13 +584,13 @@ def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed:
     if lll.problem or lll.infeasible or ("estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2):
         facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
         return lll, facts
-    lattice = reduced or build_lattice(reduction, bkz_block, embedding, deadline=deadline)
+    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
     return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": bkz_block})
 
 
 def _estimated(lattice: Lattice, seed: int, facts: dict) -> dict:
     """``facts`` with the tree-size estimate of a searchable lattice of more than :data:`SPLIT_FROM` levels."""
-    if not (lattice.problem or lattice.infeasible) and lattice.D > SPLIT_FROM:
+    if not (lattice.problem or lattice.infeasible) and lattice.D > SPLIT_FROM and "estimated_nodes" not in facts:
         facts["estimated_nodes"] = int(estimate_nodes(lattice, ESTIMATE_PROBES, seed))
     return facts
 
