@@ -66,29 +66,34 @@ def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_p
 
 
 def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outlives_the_search(tmp_path):
-    from reference import mitm_solutions
-
+    from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    instance = construct.random(d=2, n=40, range=1000, seed=3)
+    instance = construct.planted(d=2, n=50, range=1000, seed=3)  # kernel dimension 46: candidates beside the load
     path = tmp_path / "block.npz"
     instance.save(path)
     code = (
-        "import json, sys, threading; import indexset; import indexset.search.engines.lattice as L; "
+        "import json, sys, threading, time; import indexset; import indexset.search.engines.lattice as L; "
         "from indexset.search.system import build_system; "
         "L.SMALL_TREE_NODES = L.REDUCED_TREE_NODES = L.PRUNED_WALK_NODES = -1; "  # the kernel walks the tree
-        "seen = {}; choose = L.choose_lattice\n"
+        "seen = []; choose, load = L.choose_lattice, L._load_kernels\n"
         "def spy(*args):\n"
-        "    seen.update(loading=args[-1], threads=[thread.name for thread in threading.enumerate()], numba='numba' in sys.modules)\n"
+        "    seen.append(dict(loading=args[-1], threads=[thread.name for thread in threading.enumerate()]))\n"
         "    return choose(*args)\n"
-        "L.choose_lattice = spy\n"
-        f"result = L.search(build_system(indexset.Instance.load({str(path)!r})), find_all=True)\n"
-        "print(json.dumps([result.solutions, seen, [thread.name for thread in threading.enumerate()], 'numba' in sys.modules]))"
+        "def slow_load(lattice):\n"
+        "    load(lattice); time.sleep(0.5)\n"  # a thread left unjoined would still be alive below
+        "L.choose_lattice, L._load_kernels = spy, slow_load\n"
+        f"system = build_system(indexset.Instance.load({str(path)!r}))\n"
+        "first = L.search(system); after_first = [thread.name for thread in threading.enumerate()]\n"
+        "second = L.search(system)\n"
+        "print(json.dumps([first.index_set, first.stages['candidates'], second.index_set, seen, after_first, [thread.name for thread in threading.enumerate()]]))"
     )
-    solutions, seen, threads_after, numba_after = json.loads(python_output(code))
-    assert sorted(solutions) == mitm_solutions(instance)
-    assert seen["loading"] is True and "indexset-kernel-load" in seen["threads"]
-    assert threads_after == ["MainThread"] and numba_after
+    first, candidates, second, seen, after_first, after_second = json.loads(python_output(code))
+    system = build_system(instance)
+    assert system.is_solution(first) and system.is_solution(second)
+    assert seen[0]["loading"] is True and "indexset-kernel-load" in seen[0]["threads"] and candidates > 1
+    assert seen[1]["loading"] is False and seen[1]["threads"] == ["MainThread"]  # loaded already: no thread
+    assert after_first == after_second == ["MainThread"]
 
 
 def test_kernels_compile_at_their_first_call_and_rebind_their_module():

@@ -469,21 +469,40 @@ def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_
 
 @pytest.mark.parametrize("share", [0.0, 1e9])
 def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_pay_for(monkeypatch, share):
-    # share 0: the estimate pays for none, so only the loading pays; 1e9: it pays for the most, loading or not.
-    monkeypatch.setattr(lattice, "CANDIDATE_SHARE", share)
+    # share 0: the estimate pays for none, so only the loading pays (3 bases); 1e9: it pays for the most, loading or not.
     system = star_system(np.random.default_rng(4), 2, 50, 1000)
     reduction = reduce_system(system.M, system.t)
     lll = lattice.build_lattice(reduction)
     reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
     assert reduced.D >= lattice.CANDIDATES_FROM
+    monkeypatch.setattr(lattice, "CANDIDATE_SHARE", share)
+    monkeypatch.setattr(lattice, "KERNEL_LOAD_SECONDS", 3.5 * lattice.BASIS_SECONDS * reduced.D**2)
+    calls = []
+    build, estimate = lattice.build_lattice, lattice.estimate_nodes
+    monkeypatch.setattr(lattice, "build_lattice", lambda *args, **kwargs: calls.append("build") or build(*args, **kwargs))
+    monkeypatch.setattr(lattice, "estimate_nodes", lambda *args: calls.append("estimate") or estimate(*args))
     chosen = {}
     for loading in (False, True):
+        calls.clear()
         best, facts, bases = lattice.choose_lattice(reduction, lattice.BKZ_BLOCK, "cvp", 7, None, None, lll, reduced, loading)
-        free = min(lattice.MAX_CANDIDATES - 1, int(lattice.KERNEL_LOAD_SECONDS / (lattice.BASIS_SECONDS * reduced.D**2)))
-        paid = lattice.MAX_CANDIDATES - 1 if share else free if loading else 0
+        paid = lattice.MAX_CANDIDATES - 1 if share else 3 if loading else 0
         assert facts["candidates"] == 1 + paid and len(bases) == 1 + paid and facts["estimated_nodes"] > 0
+        # The bases the loading pays for come before the estimate, the others after it.
+        before = 3 if loading else 0
+        assert calls == ["build"] * before + ["estimate"] + ["build"] * (paid - before)
         assert bases[0] is best and any(basis is reduced for basis in bases)
         assert lattice.profile_score(best) == max(lattice.profile_score(basis) for basis in bases)
-        chosen[loading] = best.basis
+        chosen[loading] = [basis.basis for basis in bases]
     if share:  # the k-th candidate is the same whether it was reduced before the estimate or after it
-        assert np.array_equal(chosen[False], chosen[True])
+        assert len(chosen[False]) == len(chosen[True]) and all(np.array_equal(a, b) for a, b in zip(chosen[False], chosen[True], strict=True))
+
+
+def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis(monkeypatch):
+    system = star_system(np.random.default_rng(4), 2, 50, 1000)
+    reduction = reduce_system(system.M, system.t)
+    lll = lattice.build_lattice(reduction)
+    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    reduced.problem = "a numerics problem (made up by the test)"
+    monkeypatch.setattr(lattice, "NODE_SECONDS", 1e-12)  # every LLL tree is shorter than a BKZ pass
+    best, facts, bases = lattice.choose_lattice(reduction, lattice.BKZ_BLOCK, "cvp", 0, None, None, lll, reduced, True)
+    assert best is lll and bases == [lll] and facts["bkz"].startswith("skipped (the LLL tree")

@@ -27,10 +27,11 @@ solution, the BKZ tree under the tightest pruning profile
 (:func:`_small_tree_answer`). A whole walk decides; a pruned one may only
 find.
 
-Search: the basis is the default LLL + BKZ-20 one, or, when a Knuth
-estimate of the tree predicts a long search, the best of a few re-reduced
-candidates by the product of the upper half of its Gram–Schmidt norms
-(:func:`choose_lattice`; while Numba loads in another thread, beside them). Looking for a first solution, the engine first
+Search: the basis is the default LLL + BKZ-20 one, or the best of a few
+re-reduced candidates by the product of the upper half of its
+Gram–Schmidt norms, as many as a Knuth estimate of the tree pays for when
+it predicts a long search, or as Numba's load pays for when it runs in
+another thread beside them (:func:`choose_lattice`). Looking for a first solution, the engine first
 walks those bases under linear pruning profiles (:func:`pruned_passes`:
 incomplete, a few per cent of the predicted time, finding planted
 solutions orders of magnitude sooner). The tree is walked in chunks (time limit, ``stop``,
@@ -111,12 +112,15 @@ NODE_SECONDS = 5e-8
 
 KERNEL_LOAD_SECONDS = 1.0
 """Numba's import and first load of a cached kernel (0.9–1.2 s here). While a
-thread does it, candidate bases cost the search no wall time: up to this
-many seconds of them by the cost model are reduced beside it."""
+thread does it, the search has a core it could not use otherwise: up to
+this many seconds of candidate bases by the cost model are reduced beside
+it (their BKZ releases the GIL; python-flint's LLL and the matrix
+conversions do not, so the two slow each other a little)."""
 
 HOPELESS_SECONDS = 1e5
-"""Predicted enumeration times beyond this get no candidate bases (a 2× gain
-on a day-long search does not change the answer within any time limit)."""
+"""Predicted enumeration times beyond this get no candidate bases paid for by
+the estimate (a 2× gain on a day-long search does not change the answer
+within any time limit); those that Numba's load pays for are still built."""
 
 SPLIT_FROM = 24
 """Lattices of lower dimension are searched by one thread (too small to split)."""
@@ -173,8 +177,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     time_limit : float, optional
         Seconds; the search stops with ``unknown`` (and what it found) after it.
     seed : int
-        Seed of the tree-size estimate and of the candidate bases tried when
-        the search looks long (see :func:`choose_lattice`).
+        Seed of the tree-size estimate and of the candidate bases (see
+        :func:`choose_lattice`).
     stop : threading.Event, optional
         Stops the search soon after it is set.
     progress : callable, optional
@@ -472,44 +476,48 @@ def profile_score(lattice: Lattice) -> float:
 
 def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None,
                    lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False):
-    """The default reduced basis, or the best of several when the search looks long.
+    """The default reduced basis, or the best of several when they pay.
 
     A Knuth estimate of the tree size of the default basis decides how much
     time further candidates (other orders of the input vectors, reduced the
     same way) may take: :data:`CANDIDATE_SHARE` of the predicted enumeration
-    time (a tenth of the time left before ``deadline``), at most
-    :data:`MAX_CANDIDATES` bases in all, none when the search looks hopeless
-    anyway. The candidate with the best :func:`profile_score` wins.
-    ``lll`` and ``reduced`` are the default input order's LLL and BKZ bases
-    when the caller has built them already (the same bases this would build;
-    a BKZ basis already paid for is the default). ``loading`` says that the
-    kernels are loading in another thread (:func:`_kernels_loading`): the
-    estimate waits for them, so the candidates that
-    :data:`KERNEL_LOAD_SECONDS` pays for by the cost model are reduced
-    first, beside the loading (fpylll's BKZ releases the GIL).
+    time, none when the search looks hopeless anyway
+    (:data:`HOPELESS_SECONDS`). ``loading`` says that the kernels are
+    loading in another thread (:func:`_kernels_loading`): the estimate waits
+    for them, so first the candidates that :data:`KERNEL_LOAD_SECONDS` pays
+    for are reduced, beside the load, and the estimate then pays for the
+    rest, if more. At most a tenth of the time left before ``deadline``, at
+    most :data:`MAX_CANDIDATES` bases in all; the candidate with the best
+    :func:`profile_score` wins. ``lll`` and ``reduced`` are the default
+    input order's LLL and BKZ bases when the caller has built them already;
+    a BKZ basis without a numerics problem is then the default basis (BKZ
+    is paid for), else the LLL basis when its tree is predicted shorter
+    than a BKZ pass (:func:`_basis_that_pays`).
 
     Returns
     -------
     lattice : Lattice
     facts : dict
-        Estimated nodes and the number of candidates tried.
+        Estimated nodes and the number of bases tried.
     bases : list of Lattice
         Every searchable basis built, the chosen one first (for
         :func:`pruned_passes`).
     """
-    if reduced is not None:
+    if reduced is not None and not reduced.problem:
         lattice, facts = reduced, {"candidates": 1, "bkz": bkz_block}
-    else:
-        lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll)
-    if lattice.problem or lattice.infeasible or lattice.D < CANDIDATES_FROM:  # > SPLIT_FROM: an estimate below
+    elif lll is not None and not bkz_block:
+        lattice, facts = lll, {"candidates": 1, "bkz": "off"}
+    else:  # estimates the LLL tree first: nothing left for the loading to hide
+        lattice, facts = _basis_that_pays(reduction, bkz_block, embedding, seed, deadline, lll, reduced)
+    if lattice.problem or lattice.infeasible or lattice.D <= SPLIT_FROM or lattice.D < CANDIDATES_FROM:
         return lattice, _estimated(lattice, seed, facts), [lattice]
     # Knuth's estimate is unbiased but heavy-tailed: with this few probes it
     # was within ~4× either way on the benchmark trees; candidates pay only
     # when the tree is long, since each costs a full LLL + BKZ. The cost
     # model (not a clock) keeps the choice reproducible for a given seed.
     cost = BASIS_SECONDS * lattice.D**2
-    free = KERNEL_LOAD_SECONDS if loading else 0.0
-    rng = np.random.default_rng(seed)
+    free = KERNEL_LOAD_SECONDS if loading and "estimated_nodes" not in facts else 0.0
+    rng = np.random.default_rng(seed)  # one stream: the k-th candidate is the same in either phase
     others, tried = _candidates(reduction, bkz_block, embedding, rng, _affordable(free, cost, deadline), deadline, stop)
     facts = _estimated(lattice, seed, facts)
     predicted = facts["estimated_nodes"] * NODE_SECONDS
@@ -549,8 +557,8 @@ def _kernels_loading(lattice: Lattice):
 
     Importing Numba and loading the first cached kernel take about a second
     (:data:`KERNEL_LOAD_SECONDS`) of one core, while the caller can reduce
-    candidate bases on the other. The thread is joined on exit, so none
-    outlives the call.
+    candidate bases on the other. The thread is joined on exit (after an
+    exception too), so none outlives the block.
     """
     if config.is_loaded(native.estimate_tree) or lattice.problem or lattice.infeasible or lattice.D == 0:
         yield False
@@ -569,22 +577,26 @@ def _load_kernels(lattice: Lattice) -> None:
         estimate_nodes(lattice, 1, 0)
 
 
-def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None):
+def _basis_that_pays(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline, lll: Lattice | None = None, reduced: Lattice | None = None):
     """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
 
     BKZ-20 costs about ``BASIS_SECONDS · D²`` (0.15 s at D = 66) and cuts
     the trees of the (★) families 10–20×; on trees a few milliseconds long
-    it only adds its own cost.
+    it only adds its own cost. ``lll`` and ``reduced``: the bases, when the
+    caller has built them already.
     """
     if lll is None:
         lll = build_lattice(reduction, 0, embedding, deadline=deadline)
     if not bkz_block:
         return lll, _estimated(lll, seed, {"candidates": 1, "bkz": "off"})
     facts = _estimated(lll, seed, {"candidates": 1})
-    if lll.problem or lll.infeasible or ("estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2):
+    if lll.problem or lll.infeasible:
+        facts["bkz"] = "skipped (the LLL lattice decides without a search, or cannot be searched)"
+        return lll, facts
+    if "estimated_nodes" in facts and facts["estimated_nodes"] * NODE_SECONDS < BASIS_SECONDS * lll.D**2:
         facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
         return lll, facts
-    lattice = build_lattice(reduction, bkz_block, embedding, deadline=deadline)
+    lattice = reduced or build_lattice(reduction, bkz_block, embedding, deadline=deadline)
     return lattice, _estimated(lattice, seed, {"candidates": 1, "bkz": bkz_block})
 
 
