@@ -205,7 +205,7 @@ class _Race:
             return cores
 
         try:
-            self.start(get_engine("lattice"), plan=plan)
+            self.start(get_engine("lattice"), plan=plan, workers=cores)  # alone until the plan starts CP-SAT
             decided = self.wait(until=lambda: "lattice" in self.results)
             if not decided and not cpsat_scheduled.is_set() and self.remaining() != 0.0 and not self.stop_all.is_set():
                 # The lattice engine could not search (tolerance rows, numerics): CP-SAT on every core.

@@ -317,9 +317,10 @@ def test_pruning_profiles_stay_under_the_radius_and_grow_with_the_fixed_levels()
         assert profile[0] == radius2 and profile[-1] < radius2
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("slacks, complete", [((1e9,), True), ((-0.999,), False)])
 @pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
-def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete):
+def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete, workers):
     import indexset.search.engines.lattice as lattice_engine
 
     # A slack so large that the profile is the radius everywhere makes a pass
@@ -330,12 +331,16 @@ def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete)
     for trial in range(30):
         system = random_system(rng, 2, 16, -30, 30, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
-        bases = [lattice_engine.build_lattice(reduce_system(system.M, system.t), 0)]
+        reduction = reduce_system(system.M, system.t)
+        bases = [lattice_engine.build_lattice(reduction, 0)]
         if bases[0].infeasible or bases[0].D == 0:
             continue
-        found, facts = lattice_engine.pruned_passes(system, bases, seconds=60.0)
+        bases += [lattice_engine.build_lattice(reduction, 0, shuffle=rng) for _ in range(workers - 1)]
+        found, facts = lattice_engine.pruned_passes(system, bases, seconds=60.0, workers=workers)
         assert all(support in expected for support in found), trial
-        assert facts["found"] == bool(found) and facts["passes"] == 1
+        assert facts["found"] == bool(found) and 1 <= facts["passes"] <= workers
+        assert facts["passes"] == workers or found  # only a solution ends the passes early
+        assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
         if complete:
             assert bool(found) == bool(expected), trial
 

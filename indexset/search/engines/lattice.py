@@ -189,9 +189,11 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         See :func:`build_lattice`; the kernel lattice with the target outside
         (``cvp``) gave 2–2.5× smaller trees on the (★) families.
     workers : int
-        Threads sharing the enumeration tree (subtrees of one level handed
-        out dynamically). 1 by default: in the portfolio CP-SAT has the
-        other core.
+        Threads of the pruned passes (one pass each) and of the enumeration
+        (sharing the tree: subtrees of one level handed out dynamically),
+        unless ``plan`` decides the enumeration's. 1 by default; the
+        staged portfolio passes its cores (the engine is alone until
+        ``plan`` starts CP-SAT).
     cluster : indexset.search.distributed.Cluster, optional
         Where to send the subtrees as independent Dask tasks when the cluster
         accepts the search (by its size); otherwise the search stays in this
@@ -247,7 +249,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
             left = deadline - time.perf_counter()
             # A complete walk that cannot end in time proves nothing in time: the passes, which may find, get more of it.
             seconds = min(seconds, (PRUNED_SHARE_OF_LIMIT_HOPELESS if predicted > left else 0.1) * left)
-        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress, start)
+        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress, start, workers)
         if found:
             stages["nodes"] = stages["pruned"]["nodes"]
             return _result(found, False, False, None, start, stages)
@@ -849,7 +851,7 @@ def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
     return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
 
 
-def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None, start: float | None = None) -> tuple[list, dict]:
+def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None, start: float | None = None, workers: int = 1) -> tuple[list, dict]:
     """Look for a first solution by pruned walks of several bases, within ``seconds``.
 
     Each pass walks one basis's tree under :func:`pruning_profile`, a tiny
@@ -875,6 +877,10 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     start : float, optional
         ``time.perf_counter()`` value the reported ``elapsed_s`` counts from
         (default: the start of the passes).
+    workers : int
+        Passes walked at once, each in its own thread (the kernel releases
+        the GIL); the first solution stops them all. Which pass finds first
+        may then depend on timing, never whether what it reports is a solution.
 
     Returns
     -------
@@ -888,19 +894,73 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     give_up = began + max(0.0, seconds)
     if deadline is not None:
         give_up = min(give_up, deadline)
-    passes = nodes = 0
-    solutions = []
-    last_report = began
-    for slack in PRUNING_SLACKS:
-        for lattice in bases:
-            if solutions or time.perf_counter() >= give_up or (stop is not None and stop.is_set()):
-                break
-            run = _Run(system, lattice, False, give_up, stop, bound2=pruning_profile(lattice, slack))
-            run.last_report = last_report  # one report a second over all passes
-            run.drive(run.new_state(), lattice.D, -1, progress=lambda run=run, earlier=nodes: run.report(progress, start, earlier, "pruned passes"))
-            passes, nodes, solutions, last_report = passes + 1, nodes + run.nodes, run.solutions, run.last_report
-    facts = {"passes": passes, "nodes": nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(solutions)}
-    return solutions, facts
+    found = threading.Event()
+    passes = _Passes(system, collections.deque((slack, lattice) for slack in PRUNING_SLACKS for lattice in bases), give_up, _AnyEvent(stop, found), found)
+    threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        passes.work(lambda: passes.report(progress, start))
+    finally:
+        for thread in threads:
+            thread.join()
+    if passes.failures:
+        raise passes.failures[0]
+    facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
+    return passes.solutions, facts
+
+
+class _AnyEvent:
+    """Set when any of its events is (``None`` entries ignored): the stop test of :class:`_Run`."""
+
+    def __init__(self, *events) -> None:
+        self.events = [event for event in events if event is not None]
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self.events)
+
+
+class _Passes:
+    """The queue of pruned passes (slack, basis) that :func:`pruned_passes` hands to its threads, and their results."""
+
+    def __init__(self, system, jobs, give_up, halt, found) -> None:
+        self.system, self.jobs, self.give_up, self.halt, self.found = system, jobs, give_up, halt, found
+        self.lock = threading.Lock()
+        self.running = []
+        self.passes = self.nodes = 0
+        self.solutions, self.failures = [], []
+        self.last_report = time.perf_counter()
+
+    def work(self, on_chunk=None) -> None:
+        """Walk passes from the queue until it is empty, the time is up, or something halts them."""
+        try:
+            while True:
+                with self.lock:
+                    if not self.jobs or self.halt.is_set() or time.perf_counter() >= self.give_up:
+                        return
+                    slack, lattice = self.jobs.popleft()
+                    run = _Run(self.system, lattice, False, self.give_up, self.halt, bound2=pruning_profile(lattice, slack))
+                    self.running.append(run)
+                run.drive(run.new_state(), lattice.D, -1, progress=on_chunk)
+                with self.lock:
+                    self.running.remove(run)
+                    self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
+                    if run.solutions and not self.solutions:
+                        self.solutions = run.solutions
+                        self.found.set()
+        except BaseException as exc:  # surfaced in the calling thread
+            self.failures.append(exc)
+            self.found.set()
+
+    def report(self, progress, start: float) -> None:
+        """Nodes of every pass so far to ``progress``, at most once a second."""
+        now = time.perf_counter()
+        if progress is None or now - self.last_report < 1.0:
+            return
+        self.last_report = now
+        with self.lock:
+            nodes = self.nodes + sum(run.nodes for run in self.running)
+        progress({"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3), "stage": "pruned passes"})
 
 
 def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
