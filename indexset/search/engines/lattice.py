@@ -31,11 +31,11 @@ Search: the basis is the default LLL + BKZ-20 one, or the best of a few
 re-reduced candidates by the product of the upper half of its
 Gram–Schmidt norms, as many as a Knuth estimate of the tree pays for when
 it predicts a long search, or as Numba's load pays for when it runs in
-another thread beside them (:func:`choose_lattice`). Looking for a first solution, the engine first
-walks those bases under linear pruning profiles (:func:`pruned_passes`:
-incomplete, a few per cent of the predicted time, finding planted
-solutions orders of magnitude sooner). The tree is walked in chunks (time limit, ``stop``,
-progress between them) by one thread, or by several sharing the subtrees of
+another thread beside them (:func:`choose_lattice`). Looking for a first
+solution, the engine first walks those bases under linear pruning
+profiles (:func:`pruned_passes`: incomplete, a few per cent of the
+predicted time, finding planted solutions orders of magnitude sooner).
+The tree is walked in chunks (time limit, ``stop``, progress between them) by one thread, or by several sharing the subtrees of
 one level (``workers``; the kernel releases the GIL), or, given a
 ``cluster``, by Dask tasks, one per subtree (:func:`split_tree`,
 :func:`search_subtree`, :mod:`indexset.search.distributed`).
@@ -229,9 +229,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     walked, lll, reduced = _small_tree_answer(system, reduction, block, embedding, find_all, seed, deadline, stop, start)
     if walked is not None:
         return walked
-    if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
-        # Before the kernel's search: loading Numba alone would take about a second more.
-        why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
+    why = _halt_reason(stop, deadline)
+    if why is not None:  # before the kernel's search: loading Numba alone would take about a second more
         return _result([], False, find_all, why, start, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
     with _kernels_loading(lll if reduced is None else reduced) as loading:
         lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced, loading)
@@ -323,6 +322,15 @@ def _breadth_first(system, lattice, budget, headroom, seed, deadline, stop, slac
     if leaves is None:
         return None
     return sorted(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None), nodes
+
+
+def _halt_reason(stop, deadline: float | None) -> str | None:
+    """"stopped" once ``stop`` is set, "time limit reached" once ``deadline`` has passed, else None."""
+    if stop is not None and stop.is_set():
+        return "stopped"
+    if deadline is not None and time.perf_counter() >= deadline:
+        return "time limit reached"
+    return None
 
 
 def _unknown(start: float, reason: str, stages: dict | None = None) -> Result:
@@ -544,7 +552,7 @@ def _candidates(reduction: Reduction, bkz_block: int, embedding: str, rng, count
     """Up to ``count`` re-reduced bases from shuffled input orders: the searchable ones, and how many were tried."""
     built, tried = [], 0
     for _ in range(count):
-        if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+        if _halt_reason(stop, deadline) is not None:
             break
         tried += 1
         other = build_lattice(reduction, bkz_block, embedding, shuffle=rng, deadline=deadline)
