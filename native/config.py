@@ -1,14 +1,15 @@
 """The one place where Numba flags are set for every kernel.
 
 Kernels compile (or load from Numba's cache) at their first call, not at
-import: importing Numba and initialising its CPU target costs about 1 s,
-more than a whole small search, which can run a kernel's Python source
+import: importing Numba and initialising its CPU target costs 0.65–0.8 s
+here, more than a whole small search, which can run a kernel's Python source
 (:attr:`Kernel.py_func`) or a NumPy path instead and never load Numba.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 
 JIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False}
@@ -49,9 +50,8 @@ class Kernel:
 
 def _compile_module(namespace: dict) -> None:
     """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher."""
-    import numba
-
     with _COMPILING:  # enumeration workers may make their first calls at once
+        numba = _import_numba()
         kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
         dispatchers = {name: numba.njit(**JIT_OPTIONS)(value.py_func) for name, value in kernels.items()}
         namespace.update(dispatchers)
@@ -68,3 +68,32 @@ def kernel(function) -> Kernel:
 def is_loaded(function) -> bool:
     """Whether calling the kernel ``function`` no longer imports Numba (its module's kernels are dispatchers)."""
     return not isinstance(function, Kernel) or function.dispatcher is not None
+
+
+_SCIPY_BLAS = "scipy.linalg.cython_blas"
+
+
+def _import_numba():
+    """Numba, its array-math registry loaded with SciPy's BLAS bindings out of sight.
+
+    At its first compile or cache load Numba imports ``numba.np.arraymath``,
+    which imports ``scipy.linalg.cython_blas`` only to choose how it will
+    compile ``np.correlate`` and ``np.convolve`` (BLAS, or its own loop:
+    the same results); that loads all of ``scipy.linalg``, about 0.3 s
+    here, a third of the kernels' load. So the module is imported while a
+    ``None`` entry in ``sys.modules`` makes that one import fail before its
+    package loads, and the entry is removed straight after: a later
+    ``import scipy.linalg``, and Numba's linear algebra (which checks for
+    BLAS again when it compiles), find SciPy as usual. Called under
+    :data:`_COMPILING`.
+    """
+    import numba
+
+    if "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules and _SCIPY_BLAS not in sys.modules:
+        sys.modules[_SCIPY_BLAS] = None
+        try:
+            import numba.np.arraymath
+        finally:
+            if _SCIPY_BLAS in sys.modules and sys.modules[_SCIPY_BLAS] is None:
+                del sys.modules[_SCIPY_BLAS]
+    return numba

@@ -125,6 +125,22 @@ print(loaded_at_import, out[0] == out[1], out[0][1], kernels.fixed_point(16) == 
     assert output.split() == ["False", "True", "[1,", "1,", "1]", "True", "True"]
 
 
+def test_loading_the_kernels_leaves_scipy_linalg_unloaded_and_importable():
+    code = """
+import sys
+import numpy as np
+import indexset.native.prune as prune
+M = np.array([[1, 1, 1], [1, -1, 0]], dtype=np.int64)
+t = np.array([3, 0], dtype=np.int64)
+fixed = np.full(3, -1, dtype=np.int8)
+prune.propagate_bounds(M, t, t, fixed)
+hidden = ["scipy.linalg" in sys.modules, "scipy.linalg.cython_blas" in sys.modules]
+import scipy.linalg.cython_blas  # the entry that hid it during the load is gone
+print(hidden, "numba" in sys.modules, fixed.tolist())
+"""
+    assert python_output(code).split() == ["[False,", "False]", "True", "[1,", "1,", "1]"]
+
+
 def test_a_time_limit_spent_before_the_kernel_loads_neither_numba_nor_cpsat():
     code = (
         "import json; import numpy as np; from systems import star_system; "

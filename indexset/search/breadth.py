@@ -8,7 +8,7 @@ differences, both sound: the per-coordinate bounds are on at every level
 (the kernel switches them off where they stop paying), and the Hölder sum
 ‖W_i‖₁ is the float sum itself (the kernel's is in fixed point). Per node
 it is about 15× slower than the compiled kernel; it needs no Numba, whose
-loading (about 1 s) costs more than the whole walk of a tree of a few
+loading (0.65–0.8 s) costs more than the whole walk of a tree of a few
 thousand nodes. A walk may stop at a node budget; only a walk that ran to
 the end is complete.
 """

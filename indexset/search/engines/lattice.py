@@ -110,8 +110,8 @@ BASIS_SECONDS = 3.5e-5
 NODE_SECONDS = 5e-8
 """Measured cost of one enumeration node (d = 2, n = 70, one core: 42 ns)."""
 
-KERNEL_LOAD_SECONDS = 1.0
-"""Numba's import and first load of a cached kernel (0.9–1.2 s here). While a
+KERNEL_LOAD_SECONDS = 0.7
+"""Numba's import and first load of a cached kernel (0.65–0.8 s here). While a
 thread does it, the search has a core it could not use otherwise: up to
 this many seconds of candidate bases by the cost model are reduced beside
 it (their BKZ releases the GIL; python-flint's LLL and the matrix
@@ -135,13 +135,13 @@ SMALL_TREE_NODES = 40_000
 """Node budget of the NumPy breadth-first walk of the LLL tree, tried
 before anything loads Numba: it decides trees of a few thousand nodes in
 milliseconds (d = 2, n = 50: 2 345 nodes, 7 ms here) where loading Numba
-takes about 1 s."""
+takes 0.65–0.8 s."""
 
 REDUCED_TREE_NODES = 400_000
 """Node budget of the same walk of the BKZ tree, tried next when the
 lattice is wide enough for BKZ: BKZ-20 shrinks the (★) trees of d = 2,
 n = 60 to 100–160 K nodes, walked in 0.06–0.1 s here (0.35–1.5 µs a node),
-against ~1 s for Numba. The BKZ basis is kept for the kernel's search."""
+against 0.65–0.8 s for Numba. The BKZ basis is kept for the kernel's search."""
 
 PRUNED_WALK_NODES = 400_000
 """Node budget of the pruned NumPy walk (first solution only; started when
