@@ -41,3 +41,4 @@ def kernel_walk(monkeypatch):
     monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
     monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)
     monkeypatch.setattr(lattice, "PRUNED_WALK_NODES", -1)
+    monkeypatch.setattr(lattice, "FIRST_WALK_NODES", -1)

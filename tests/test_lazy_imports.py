@@ -75,7 +75,7 @@ def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outl
     code = (
         "import json, sys, threading, time; import indexset; import indexset.search.engines.lattice as L; "
         "from indexset.search.system import build_system; "
-        "L.SMALL_TREE_NODES = L.REDUCED_TREE_NODES = L.PRUNED_WALK_NODES = -1; "  # the kernel walks the tree
+        "L.SMALL_TREE_NODES = L.REDUCED_TREE_NODES = L.PRUNED_WALK_NODES = L.FIRST_WALK_NODES = -1; "  # the kernel walks the tree
         "seen = []; choose, load = L.choose_lattice, L._load_kernels\n"
         "def spy(*args):\n"
         "    seen.append(dict(loading=args[-1], threads=[thread.name for thread in threading.enumerate()]))\n"

@@ -429,6 +429,35 @@ def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
         assert breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN) == estimate  # seeded
 
 
+def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_tree_is_walked(monkeypatch):
+    from reference import mitm_solutions
+
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    found = 0
+    for seed in (2, 3):  # sets the slack-1.0 profile keeps on these BKZ bases
+        system = build_system(construct.planted(d=2, n=60, range=1000, seed=seed))
+        first = search(system)
+        assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
+        assert first.stages["walk"] == f"breadth-first (NumPy), pruned (slack {lattice.FIRST_WALK_SLACK})"
+        whole = lattice.build_lattice(reduce_system(system.M, system.t), lattice.BKZ_BLOCK)
+        found += first.stages["nodes"] < walk_nodes(whole) / 4  # the pruned tree is a small part of the whole one
+    assert found == 2
+    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)  # past the LLL walk, to the BKZ tree
+    negative = construct.random(d=2, n=40, range=1000, seed=2)  # nothing to find: the whole walk decides after it
+    assert mitm_solutions(negative) == []
+    none = search(build_system(negative))
+    assert none.status == "infeasible" and none.complete and none.stages["walk"] == "breadth-first (NumPy)"
+
+
+def walk_nodes(lattice_: lattice.Lattice) -> int:
+    """Nodes of the NumPy walk of the whole tree of ``lattice_``."""
+    from indexset.search.breadth import walk_breadth_first
+
+    return walk_breadth_first(lattice_.arrays, 10**7, lattice.MARGIN)[1]
+
+
 def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_rest(monkeypatch):
     from reference import mitm_solutions
 
@@ -437,6 +466,7 @@ def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_re
 
     monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
     monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)  # no whole tree is walked in NumPy
+    monkeypatch.setattr(lattice, "FIRST_WALK_NODES", -1)  # nor the wide pruned one
     for seed in (0, 1):  # planted sets that the slack-0.1 profile keeps
         system = build_system(construct.planted(d=2, n=50, range=1000, seed=seed))
         first = search(system)
