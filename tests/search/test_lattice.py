@@ -416,6 +416,25 @@ def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(f
     assert result.status == ("absorbable" if expected else "not_absorbable") and sorted(result.solutions) == expected
 
 
+@pytest.mark.parametrize("chunk", [4, 10**9])
+def test_the_walk_in_chunks_makes_the_same_tree_and_can_end_at_its_first_leaves(monkeypatch, chunk):
+    from indexset.search import breadth
+
+    rng = np.random.default_rng(6)
+    system, support = planted_system(rng, 3, 26, 0, 59, size=13)
+    lll = lattice.build_lattice(reduce_system(system.M, system.t))
+    monkeypatch.setattr(breadth, "CHUNK", 10**9)  # the whole level at once: the reference
+    whole, nodes = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)
+    monkeypatch.setattr(breadth, "CHUNK", chunk)
+    leaves, counted = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: False)
+    assert counted == nodes and np.array_equal(leaves, whole)  # same nodes, same leaves in the same order
+    assert support in [lattice._decode(lll, x, system) for x in whole]
+    calls = []
+    early, made = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or True)
+    assert len(calls) == 1 and len(early) == calls[0] and np.array_equal(early, whole[: len(early)])
+    assert (made < nodes) == (chunk == 4)  # in chunks the walk ends before the tree is made
+
+
 def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
     from indexset.search import breadth
 

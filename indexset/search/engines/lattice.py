@@ -302,41 +302,44 @@ def _small_tree_answer(system, reduction, block, embedding, find_all, seed, dead
         return _result(solutions if find_all else solutions[:1], complete, find_all, None, start, stages)
 
     lll = build_lattice(reduction, 0, embedding, deadline=deadline)
-    walked = _breadth_first(system, lll, SMALL_TREE_NODES, WALK_HEADROOM, seed, deadline, stop)
-    # Every leaf of a whole tree was checked: that walk is complete whatever it found.
+    walked = _breadth_first(system, lll, SMALL_TREE_NODES, WALK_HEADROOM, seed, deadline, stop, first=not find_all)
+    # A walk that found nothing ran over every leaf: complete. One that found may have ended at its first solution.
     if walked is not None:
         return answer(lll, walked, 0, "breadth-first (NumPy)", find_all or not walked[0]), lll, None
     # As in _basis_that_pays: no BKZ for a lattice that cannot be searched anyway.
     reduced = build_lattice(reduction, block, embedding, deadline=deadline) if block and not (lll.problem or lll.infeasible or lll.D == 0) else None
     if reduced is not None and not find_all:
-        walked = _breadth_first(system, reduced, FIRST_WALK_NODES, WALK_HEADROOM, seed, deadline, stop, FIRST_WALK_SLACK)
+        walked = _breadth_first(system, reduced, FIRST_WALK_NODES, WALK_HEADROOM, seed, deadline, stop, FIRST_WALK_SLACK, first=True)
         if walked is not None and walked[0]:
             return answer(reduced, walked, block, f"breadth-first (NumPy), pruned (slack {FIRST_WALK_SLACK})", False), lll, reduced
     if reduced is not None:
-        walked = _breadth_first(system, reduced, REDUCED_TREE_NODES, WALK_HEADROOM, seed, deadline, stop)
+        walked = _breadth_first(system, reduced, REDUCED_TREE_NODES, WALK_HEADROOM, seed, deadline, stop, first=not find_all)
         if walked is not None:
             return answer(reduced, walked, block, "breadth-first (NumPy)", find_all or not walked[0]), lll, reduced
     if not find_all:
         basis = reduced if reduced is not None and not reduced.problem else lll
         slack = PRUNING_SLACKS[0]
-        walked = _breadth_first(system, basis, PRUNED_WALK_NODES, 1.0, seed, deadline, stop, slack)
+        walked = _breadth_first(system, basis, PRUNED_WALK_NODES, 1.0, seed, deadline, stop, slack, first=True)
         if walked is not None and walked[0]:
             return answer(basis, walked, block if basis is reduced else 0, f"breadth-first (NumPy), pruned (slack {slack})", False), lll, reduced
     return None, lll, reduced
 
 
-def _breadth_first(system, lattice, budget, headroom, seed, deadline, stop, slack=None):
+def _breadth_first(system, lattice, budget, headroom, seed, deadline, stop, slack=None, first=False):
     """Solutions and nodes of a NumPy walk of ``lattice``'s tree (pruned when ``slack`` is given).
 
     None when the lattice cannot be walked this way, when its estimated
     size exceeds ``budget / headroom``, or when the walk stops short.
+    ``first``: the walk ends at the first chunk of leaves that holds a
+    solution (checked exactly), so it is whole only when it found none.
     """
     if lattice.problem or lattice.infeasible or lattice.symmetric or lattice.D == 0:
         return None
     arrays = lattice.arrays if slack is None else dict(lattice.arrays, bound2=pruning_profile(lattice, slack))
     if breadth.estimate_nodes(arrays, WALK_PROBES, seed, MARGIN) > budget / headroom:
         return None
-    leaves, nodes = breadth.walk_breadth_first(arrays, budget, MARGIN, deadline, stop)
+    until = (lambda leaves: any(_decode(lattice, x, system) is not None for x in leaves)) if first else None
+    leaves, nodes = breadth.walk_breadth_first(arrays, budget, MARGIN, deadline, stop, until)
     if leaves is None:
         return None
     return sorted(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None), nodes
