@@ -551,6 +551,27 @@ def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_
         assert len(chosen[False]) == len(chosen[True]) and all(np.array_equal(a, b) for a, b in zip(chosen[False], chosen[True], strict=True))
 
 
+def test_the_kernels_load_on_the_lll_basis_when_the_bkz_one_has_a_numerics_problem(monkeypatch):
+    from reference import mitm_solutions
+
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    instance = construct.planted(d=2, n=40, range=1000, seed=1)
+    system = build_system(instance)
+    reduction = reduce_system(system.M, system.t)
+    lll = lattice.build_lattice(reduction)
+    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    reduced.problem = "a numerics problem (made up by the test)"
+    monkeypatch.setattr(lattice, "_small_tree_answer", lambda *args: (None, lll, reduced))
+    handed = []
+    loading = lattice._kernels_loading
+    monkeypatch.setattr(lattice, "_kernels_loading", lambda basis: handed.append(basis) or loading(basis))
+    result = search(system, reduction)
+    assert handed == [lll]  # a basis the load's one-probe estimate can walk
+    assert result.status == "feasible" and system.is_solution(result.index_set) and result.index_set in mitm_solutions(instance)
+
+
 def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis(monkeypatch):
     system = star_system(np.random.default_rng(4), 2, 50, 1000)
     reduction = reduce_system(system.M, system.t)

@@ -244,7 +244,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     why = _halt_reason(stop, deadline)
     if why is not None:  # before the kernel's search: loading Numba alone would take about a second more
         return _result([], False, find_all, why, start, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
-    with _kernels_loading(lll if reduced is None else reduced) as loading:
+    with _kernels_loading(lll if reduced is None or reduced.problem else reduced) as loading:
         lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced, loading)
     stages = {**reduction.stages(), "bkz_block": block, "lattice_dim": lattice.D, **facts, "basis_s": round(time.perf_counter() - prepared, 4)}
     if lattice.problem:
