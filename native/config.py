@@ -70,30 +70,35 @@ def is_loaded(function) -> bool:
     return not isinstance(function, Kernel) or function.dispatcher is not None
 
 
-_SCIPY_BLAS = "scipy.linalg.cython_blas"
-
-
 def _import_numba():
-    """Numba, its array-math registry loaded with SciPy's BLAS bindings out of sight.
+    """Numba, its array-math registry loaded without importing SciPy's linear algebra.
 
     At its first compile or cache load Numba imports ``numba.np.arraymath``,
-    which imports ``scipy.linalg.cython_blas`` only to choose how it will
-    compile ``np.correlate`` and ``np.convolve`` (BLAS, or its own loop:
-    the same results); that loads all of ``scipy.linalg``, about 0.3 s
-    here, a third of the kernels' load. So the module is imported while a
-    ``None`` entry in ``sys.modules`` makes that one import fail before its
-    package loads, and the entry is removed straight after: a later
-    ``import scipy.linalg``, and Numba's linear algebra (which checks for
-    BLAS again when it compiles), find SciPy as usual. Called under
-    :data:`_COMPILING`.
+    which calls ``numba.np.linalg.ensure_blas`` once, only to choose how it
+    compiles ``np.correlate`` and ``np.convolve`` (BLAS, or its own loop,
+    equal up to rounding); that imports all of ``scipy.linalg``, about
+    0.3 s here, a third of the kernels' load. No kernel calls either, so
+    that one import runs with Numba's ``ensure_blas`` swapped for one that
+    reports BLAS missing, and the original is put back straight after, in
+    both modules: Numba's linear algebra, which calls it again when it
+    compiles, finds SciPy as usual, and nothing outside Numba sees the
+    swap (a process's own Numba ``np.correlate`` then uses the loop).
+    Called under :data:`_COMPILING`.
     """
     import numba
 
-    if "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules and _SCIPY_BLAS not in sys.modules:
-        sys.modules[_SCIPY_BLAS] = None
+    if "numba.np.arraymath" not in sys.modules:
+        import numba.np.linalg as linalg
+
+        ensure_blas = linalg.ensure_blas
+        linalg.ensure_blas = _no_blas
         try:
-            import numba.np.arraymath
+            import numba.np.arraymath as arraymath
         finally:
-            if _SCIPY_BLAS in sys.modules and sys.modules[_SCIPY_BLAS] is None:
-                del sys.modules[_SCIPY_BLAS]
+            linalg.ensure_blas = ensure_blas
+        arraymath.ensure_blas = ensure_blas
     return numba
+
+
+def _no_blas() -> None:
+    raise ImportError("SciPy's BLAS is not looked for while indexset loads its kernels")
