@@ -13,7 +13,8 @@ paying), and the Hölder sum ‖W_i‖₁ is the float sum itself (the kernel's
 is in fixed point). Per node it is about 15× slower than the compiled
 kernel; it needs no Numba, whose loading (0.65–0.8 s) costs more than the
 whole walk of a tree of a few thousand nodes. A walk may stop at a node
-budget; only a walk that ran to the end is complete.
+budget, or (``until``) at its first solutions; only a walk that ran to
+the end is complete.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ at 256 the per-chunk overhead made whole walks 1.4–2.5× as slow."""
 
 
 def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float | None = None, stop=None, until=None) -> tuple[np.ndarray | None, int]:
-    """Every leaf of the enumeration tree, unless it has more than ``max_nodes`` nodes.
+    """Every leaf of the enumeration tree (up to ``until``), unless it has more than ``max_nodes`` nodes.
 
     Parameters
     ----------
@@ -61,12 +62,16 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float
     -------
     leaves : ndarray of int64, shape (k, D), or None
         Every coefficient vector x that passed every test at every level
-        (candidates: the caller checks each exactly); None when the budget,
-        the time or ``stop`` ended the walk first.
+        (candidates: the caller checks each exactly), in the order of the
+        level-wide walk; after an ``until`` end only those of the chunks
+        walked so far. None when the budget, the time or ``stop`` ended the
+        walk first.
     nodes : int
         Nodes made (children that passed the interval tests).
     """
     D = arrays["rr"].shape[0]
+    if D == 0:  # the root is the only leaf
+        return _root(arrays, 1)[0], 0
     chunks = [(D - 1, *_root(arrays, 1))]
     leaves, nodes = [], 0
     while chunks:

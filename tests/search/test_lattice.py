@@ -416,8 +416,10 @@ def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(f
     assert result.status == ("absorbable" if expected else "not_absorbable") and sorted(result.solutions) == expected
 
 
-@pytest.mark.parametrize("chunk", [4, 10**9])
-def test_the_walk_in_chunks_makes_the_same_tree_and_can_end_at_its_first_leaves(monkeypatch, chunk):
+@pytest.mark.parametrize("chunk", [1, 3, 4])
+def test_the_walk_in_chunks_makes_the_level_wide_tree_and_can_end_at_its_first_leaves(monkeypatch, chunk):
+    import threading
+
     from indexset.search import breadth
 
     rng = np.random.default_rng(6)
@@ -425,14 +427,21 @@ def test_the_walk_in_chunks_makes_the_same_tree_and_can_end_at_its_first_leaves(
     lll = lattice.build_lattice(reduce_system(system.M, system.t))
     monkeypatch.setattr(breadth, "CHUNK", 10**9)  # the whole level at once: the reference
     whole, nodes = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)
+    assert support in [lattice._decode(lll, x, system) for x in whole] and len(whole) > 1
     monkeypatch.setattr(breadth, "CHUNK", chunk)
     leaves, counted = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: False)
     assert counted == nodes and np.array_equal(leaves, whole)  # same nodes, same leaves in the same order
-    assert support in [lattice._decode(lll, x, system) for x in whole]
+    # The budget binds on the running total across chunks, as on the level-wide walk.
+    assert breadth.walk_breadth_first(lll.arrays, nodes - 1, lattice.MARGIN)[0] is None
+    assert breadth.walk_breadth_first(lll.arrays, nodes, lattice.MARGIN)[1] == nodes
+    stopped = threading.Event()
+    stopped.set()
+    assert breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, stop=stopped)[0] is None
+    # Ending at the second chunk of leaves that comes: those leaves, a prefix of the whole list, and fewer nodes.
     calls = []
-    early, made = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or True)
-    assert len(calls) == 1 and len(early) == calls[0] and np.array_equal(early, whole[: len(early)])
-    assert (made < nodes) == (chunk == 4)  # in chunks the walk ends before the tree is made
+    early, made = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or len(calls) == 2)
+    assert len(calls) == 2 and len(early) == sum(calls) and np.array_equal(early, whole[: len(early)])
+    assert made < nodes
 
 
 def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
@@ -468,6 +477,19 @@ def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_t
     assert mitm_solutions(negative) == []
     none = search(build_system(negative))
     assert none.status == "infeasible" and none.complete and none.stages["walk"] == "breadth-first (NumPy)"
+
+
+def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then(monkeypatch):
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    monkeypatch.setattr(lattice, "FIRST_WALK_NODES", -1)  # no pruned walk first: the whole BKZ walk answers
+    system = build_system(construct.planted(d=2, n=60, range=1000, seed=1))
+    first = search(system)
+    assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
+    assert first.stages["walk"] == "breadth-first (NumPy)"
+    whole = lattice.build_lattice(reduce_system(system.M, system.t), lattice.BKZ_BLOCK)
+    assert first.stages["nodes"] < walk_nodes(whole)  # it ended early
 
 
 def walk_nodes(lattice_: lattice.Lattice) -> int:

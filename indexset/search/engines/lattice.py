@@ -160,7 +160,7 @@ nodes and one planted set of 6. On wider lattices this tree is far over
 :data:`FIRST_WALK_NODES` and only its estimate runs (2–8 ms)."""
 
 FIRST_WALK_NODES = 50_000
-"""Node budget of that walk (its estimate must be under a quarter of it)."""
+"""Node budget of that walk (its estimate must be under the budget / :data:`WALK_HEADROOM`)."""
 
 WALK_PROBES = 512
 """Descents of the NumPy tree-size estimate that decides whether a walk starts (2–8 ms)."""
@@ -242,7 +242,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     if walked is not None:
         return walked
     why = _halt_reason(stop, deadline)
-    if why is not None:  # before the kernel's search: loading Numba alone would take about a second more
+    if why is not None:  # before the kernel's search: loading Numba alone would take KERNEL_LOAD_SECONDS more
         return _result([], False, find_all, why, start, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
     with _kernels_loading(lll if reduced is None or reduced.problem else reduced) as loading:
         lattice, facts, bases = choose_lattice(reduction, block, embedding, seed, deadline, stop, lll, reduced, loading)
@@ -280,7 +280,8 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
 def _small_tree_answer(system, reduction, block, embedding, find_all, seed, deadline, stop, start):
     """NumPy breadth-first walks that may answer before the kernel is needed.
 
-    The LLL tree, then the BKZ tree, each walked whole within its budget;
+    The LLL tree, then the BKZ tree, each walked whole within its budget
+    (for a first solution, until the first chunk of leaves holding one);
     for a first solution, the BKZ tree under a wide pruning profile
     (:data:`FIRST_WALK_SLACK`) before its whole walk, and after it the BKZ
     (else LLL) tree under the tightest profile. A pruned walk may find a
@@ -338,11 +339,16 @@ def _breadth_first(system, lattice, budget, headroom, seed, deadline, stop, slac
     arrays = lattice.arrays if slack is None else dict(lattice.arrays, bound2=pruning_profile(lattice, slack))
     if breadth.estimate_nodes(arrays, WALK_PROBES, seed, MARGIN) > budget / headroom:
         return None
-    until = (lambda leaves: any(_decode(lattice, x, system) is not None for x in leaves)) if first else None
-    leaves, nodes = breadth.walk_breadth_first(arrays, budget, MARGIN, deadline, stop, until)
+    found = []
+
+    def until(leaves) -> bool:  # every chunk of leaves passes here, so ``found`` ends up with every solution walked
+        found.extend(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None)
+        return bool(found)
+
+    leaves, nodes = breadth.walk_breadth_first(arrays, budget, MARGIN, deadline, stop, until if first else None)
     if leaves is None:
         return None
-    return sorted(support for support in (_decode(lattice, x, system) for x in leaves) if support is not None), nodes
+    return sorted(found if first else (support for support in (_decode(lattice, x, system) for x in leaves) if support is not None)), nodes
 
 
 def _halt_reason(stop, deadline: float | None) -> str | None:
@@ -586,7 +592,7 @@ def _candidates(reduction: Reduction, bkz_block: int, embedding: str, rng, count
 def _kernels_loading(lattice: Lattice):
     """Load the kernels in a thread while the caller goes on; True inside when that thread runs.
 
-    Importing Numba and loading the first cached kernel take about a second
+    Importing Numba and loading the first cached kernel take 0.65–0.8 s
     (:data:`KERNEL_LOAD_SECONDS`) of one core, while the caller can reduce
     candidate bases on the other. The thread is joined on exit (after an
     exception too), so none outlives the block.
