@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import threading
 import time
 
@@ -500,15 +501,27 @@ def _permuted(rows: flint.fmpz_mat, rng) -> flint.fmpz_mat:
 
 
 def profile_score(lattice: Lattice) -> float:
-    """Sum of ``log ‖b*_j‖`` over the upper half of the levels.
+    """Minus the log of the Gaussian-heuristic size of the enumeration tree (higher: smaller tree).
 
-    The enumeration tree is widest around the middle levels, where the node
-    count scales like ``1 / Π_{j ≥ i} ‖b*_j‖``; among reduced bases of one
-    lattice the one with the largest upper-half product had the smallest
-    tree in our measurements (d = 3, n = 80: 90M vs 194M nodes).
+    Level k from the top holds about ``V_k(R) / Π_{j ≥ D−k} ‖b*_j‖`` nodes
+    (V_k the volume of the k-ball of the search radius R): the sum over k
+    ranks reduced bases of one lattice. The box cuts shrink every tree, but
+    alike: over 20 BKZ bases of d = 2, R = 1000, n = 70 its rank
+    correlation with the walked tree sizes was 0.93 (0.71–0.79 for the sum
+    of ``log ‖b*_j‖`` over the upper half of the levels, the score before),
+    over 12 of d = 3, R = 30, n = 80 0.85 (0.71); the best-scored of 5
+    BKZ-20 bases had the smallest tree in 2 000 random draws of 5 (26.8 M
+    and 84.6 M nodes on average, against 28.7 M and 92.2 M). On the
+    candidate sets the engine builds for d = 2, n = 70/76/78 and d = 3,
+    n = 80 both scores pick the same basis.
     """
     rr = lattice.arrays["rr"]
-    return float(0.5 * np.log(rr[len(rr) // 2:]).sum())
+    radius2 = float(lattice.arrays["bound2"][0])
+    depth = np.arange(1, len(rr) + 1)
+    log_ball = 0.5 * depth * np.log(np.pi * radius2) - np.array([math.lgamma(k / 2 + 1) for k in depth])
+    log_levels = log_ball - 0.5 * np.cumsum(np.log(rr[::-1]))
+    top = log_levels.max()
+    return -float(top + np.log(np.exp(log_levels - top).sum()))
 
 
 def choose_lattice(reduction: Reduction, bkz_block: int, embedding: str, seed: int, deadline: float | None = None, stop=None,
