@@ -91,7 +91,7 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float
                 break
             continue
         # Pushed last to first, so the first chunk is walked first.
-        chunks.extend((i - 1, x[k:k + CHUNK], W[k:k + CHUNK], norm2[k:k + CHUNK]) for k in range((len(x) - 1) // CHUNK * CHUNK, -1, -CHUNK))
+        chunks.extend((i - 1, x[k:k + CHUNK], W[k:k + CHUNK], norm2[k:k + CHUNK]) for k in reversed(range(0, len(x), CHUNK)))
     return np.concatenate(leaves) if leaves else np.zeros((0, D), dtype=np.int64), nodes
 
 

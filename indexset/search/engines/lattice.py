@@ -28,15 +28,16 @@ solution, the BKZ tree under the tightest pruning profile
 find.
 
 Search: the basis is the default LLL + BKZ-20 one, or the best of a few
-re-reduced candidates by the product of the upper half of its
-Gram–Schmidt norms, as many as a Knuth estimate of the tree pays for when
-it predicts a long search, or as Numba's load pays for when it runs in
-another thread beside them (:func:`choose_lattice`). Looking for a first
-solution, the engine first walks those bases under linear pruning
+re-reduced candidates by the Gaussian-heuristic size of its tree
+(:func:`profile_score`), as many as a Knuth estimate of the tree pays for
+when it predicts a long search, or as Numba's load pays for when it runs
+in another thread beside them (:func:`choose_lattice`). Looking for a
+first solution, the engine first walks those bases under linear pruning
 profiles (:func:`pruned_passes`: incomplete, a few per cent of the
 predicted time, finding planted solutions orders of magnitude sooner).
-The tree is walked in chunks (time limit, ``stop``, progress between them) by one thread, or by several sharing the subtrees of
-one level (``workers``; the kernel releases the GIL), or, given a
+The tree is walked in chunks (time limit, ``stop``, progress between
+them) by one thread, or by several sharing the subtrees of one level
+(``workers``; the kernel releases the GIL), or, given a
 ``cluster``, by Dask tasks, one per subtree (:func:`split_tree`,
 :func:`search_subtree`, :mod:`indexset.search.distributed`).
 """
@@ -298,32 +299,34 @@ def _small_tree_answer(system, reduction, block, embedding, find_all, seed, dead
     """
     began = time.perf_counter()
 
-    def answer(lattice, walked, bkz_block, walk, complete):
+    def answer(lattice, walked, bkz_block, slack=None):
         solutions, nodes = walked
+        walk = "breadth-first (NumPy)" if slack is None else f"breadth-first (NumPy), pruned (slack {slack})"
+        # A whole walk that found nothing ran over every leaf: complete. One that found may have
+        # ended at its first solution, and a pruned walk proves nothing.
+        complete = slack is None and (find_all or not solutions)
         stages = {**reduction.stages(), "bkz_block": bkz_block, "lattice_dim": lattice.D, "basis_s": round(time.perf_counter() - began, 4), "walk": walk, "nodes": nodes}
         return _result(solutions if find_all else solutions[:1], complete, find_all, None, start, stages)
 
     lll = build_lattice(reduction, 0, embedding, deadline=deadline)
     walked = _breadth_first(system, lll, SMALL_TREE_NODES, WALK_HEADROOM, seed, deadline, stop, first=not find_all)
-    # A walk that found nothing ran over every leaf: complete. One that found may have ended at its first solution.
     if walked is not None:
-        return answer(lll, walked, 0, "breadth-first (NumPy)", find_all or not walked[0]), lll, None
+        return answer(lll, walked, 0), lll, None
     # As in _basis_that_pays: no BKZ for a lattice that cannot be searched anyway.
     reduced = build_lattice(reduction, block, embedding, deadline=deadline) if block and not (lll.problem or lll.infeasible or lll.D == 0) else None
     if reduced is not None and not find_all:
         walked = _breadth_first(system, reduced, FIRST_WALK_NODES, WALK_HEADROOM, seed, deadline, stop, FIRST_WALK_SLACK, first=True)
         if walked is not None and walked[0]:
-            return answer(reduced, walked, block, f"breadth-first (NumPy), pruned (slack {FIRST_WALK_SLACK})", False), lll, reduced
+            return answer(reduced, walked, block, FIRST_WALK_SLACK), lll, reduced
     if reduced is not None:
         walked = _breadth_first(system, reduced, REDUCED_TREE_NODES, WALK_HEADROOM, seed, deadline, stop, first=not find_all)
         if walked is not None:
-            return answer(reduced, walked, block, "breadth-first (NumPy)", find_all or not walked[0]), lll, reduced
+            return answer(reduced, walked, block), lll, reduced
     if not find_all:
         basis = reduced if reduced is not None and not reduced.problem else lll
-        slack = PRUNING_SLACKS[0]
-        walked = _breadth_first(system, basis, PRUNED_WALK_NODES, 1.0, seed, deadline, stop, slack, first=True)
+        walked = _breadth_first(system, basis, PRUNED_WALK_NODES, 1.0, seed, deadline, stop, PRUNING_SLACKS[0], first=True)
         if walked is not None and walked[0]:
-            return answer(basis, walked, block if basis is reduced else 0, f"breadth-first (NumPy), pruned (slack {slack})", False), lll, reduced
+            return answer(basis, walked, block if basis is reduced else 0, PRUNING_SLACKS[0]), lll, reduced
     return None, lll, reduced
 
 
@@ -1111,14 +1114,12 @@ class _Run:
                 self.seen.add(tuple(support))
                 self.solutions.append(support)
 
-    def report(self, progress, start: float, earlier_nodes: int = 0, stage: str | None = None) -> None:
-        """Counters to ``progress`` at most once a second (``earlier_nodes``: walked before this run, in the same stage)."""
+    def report(self, progress, start: float) -> None:
+        """Counters to ``progress`` at most once a second."""
         now = time.perf_counter()
         if progress is not None and now - self.last_report >= 1.0:
             self.last_report = now
-            counters = {"engine": NAME, "nodes": earlier_nodes + self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
-            if stage is not None:
-                counters["stage"] = stage
+            counters = {"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
             if self.estimate:
                 counters["estimated_nodes"] = self.estimate
             progress(counters)
