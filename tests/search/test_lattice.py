@@ -447,8 +447,6 @@ def test_the_walk_in_chunks_makes_the_level_wide_tree_and_can_end_at_its_first_l
 def test_profile_score_is_the_gaussian_heuristic_tree_size_and_ranks_walked_trees():
     import math
 
-    from indexset.search import breadth
-
     system = star_system(np.random.default_rng(3), 2, 54, 1000)  # LLL trees of 11–27 K nodes
     reduction = reduce_system(system.M, system.t)
     bases = [lattice.build_lattice(reduction, 0, shuffle=np.random.default_rng(seed)) for seed in range(8)]
@@ -456,7 +454,7 @@ def test_profile_score_is_the_gaussian_heuristic_tree_size_and_ranks_walked_tree
         rr, radius2 = basis.arrays["rr"], float(basis.arrays["bound2"][0])
         levels = [math.pi ** (k / 2) * radius2 ** (k / 2) / math.gamma(k / 2 + 1) / math.prod(math.sqrt(v) for v in rr[len(rr) - k:]) for k in range(1, len(rr) + 1)]
         assert math.isclose(lattice.profile_score(basis), -math.log(sum(levels)), rel_tol=1e-9)
-    nodes = [breadth.walk_breadth_first(basis.arrays, 10**7, lattice.MARGIN)[1] for basis in bases]
+    nodes = [walk_nodes(basis) for basis in bases]
     scores = [lattice.profile_score(basis) for basis in bases]
     ranks = np.argsort(np.argsort(nodes)), np.argsort(np.argsort(scores))
     assert np.corrcoef(*ranks)[0, 1] < -0.5  # a higher score, a smaller tree
