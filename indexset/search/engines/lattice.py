@@ -56,7 +56,7 @@ import numpy as np
 from indexset.native import config
 from indexset.native import enumerate as native
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
-from indexset.search import bkz, breadth
+from indexset.search import bkz, breadth, extreme
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 
@@ -257,12 +257,14 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         return _result([support] if support is not None else [], True, find_all, None, start, stages)
     if not find_all and "estimated_nodes" in facts:
         predicted = facts["estimated_nodes"] * NODE_SECONDS
-        seconds = min(PRUNED_SHARE * predicted, PRUNED_MAX_SECONDS)
+        hopeless = predicted >= EXTREME_FROM_SECONDS
+        seconds = min(PRUNED_SHARE * predicted, EXTREME_MAX_SECONDS if hopeless else PRUNED_MAX_SECONDS)
         if deadline is not None:
             left = deadline - time.perf_counter()
             # A complete walk that cannot end in time proves nothing in time: the passes, which may find, get more of it.
             seconds = min(seconds, (PRUNED_SHARE_OF_LIMIT_HOPELESS if predicted > left else 0.1) * left)
-        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress, start, workers)
+        trials = _Trials(reduction, block, embedding, lattice, seed) if hopeless else None
+        found, stages["pruned"] = pruned_passes(system, bases, seconds, deadline, stop, progress, start, workers, trials)
         if found:
             stages["nodes"] = stages["pruned"]["nodes"]
             return _result(found, False, False, None, start, stages)
@@ -660,9 +662,9 @@ def _estimated(lattice: Lattice, seed: int, facts: dict) -> dict:
     return facts
 
 
-def estimate_nodes(lattice: Lattice, probes: int, seed: int) -> float:
-    """Knuth's random-probe estimate of the enumeration tree size."""
-    a = lattice.arrays
+def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray | None = None) -> float:
+    """Knuth's random-probe estimate of the enumeration tree size (under the per-level bounds ``bound2``, if given)."""
+    a = lattice.arrays if bound2 is None else dict(lattice.arrays, bound2=bound2)
     coord = np.zeros((3, lattice.D), dtype=np.int64)
     coord[0] = 1
     state = native.new_state(lattice.D, a["top"].shape[0], a["top"], a["tgt"])
@@ -755,6 +757,9 @@ BKZ_LOOPS = 8
 so a whole pass (0.08–0.17 s) stays within the engines' stop latency."""
 
 
+_BKZ_LOCK = threading.Lock()
+
+
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = None) -> flint.fmpz_mat:
     """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll (at most until ``deadline``)."""
     rows = rows.lll(delta=0.99)
@@ -763,7 +768,8 @@ def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = 
         BKZ, IntegerMatrix = fpylll
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
         budget = {} if deadline is None else {"max_time": max(0.001, deadline - time.perf_counter())}
-        BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=BKZ_LOOPS, flags=BKZ.AUTO_ABORT, **budget))
+        with _BKZ_LOCK:  # two BKZ reductions at once crash the process (fpylll's signal handling is per process)
+            BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=BKZ_LOOPS, flags=BKZ.AUTO_ABORT, **budget))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
     return rows
 
@@ -881,6 +887,25 @@ without solutions the passes cost about 5–10 % of the complete search."""
 PRUNED_MAX_SECONDS = 30.0
 """Most seconds for the pruned passes, however long the complete search looks."""
 
+EXTREME_FROM_SECONDS = 300.0
+"""Predicted complete-walk seconds from which the pruned passes go on, once
+the linear ones are done, with randomised extreme-pruning trials
+(:class:`_Trials`) until their time is up. Below it their budget (a share
+of the prediction) would pay for too few trials to matter."""
+
+LINEAR_SHARE_WITH_TRIALS = 0.1
+"""With trials to follow, a linear pass is walked only when its tree is
+predicted to take at most this share of the passes' time: at D = 91
+(d = 3, n = 100) the linear trees are 10¹⁰ nodes and more, which would
+take the whole budget before the first trial."""
+
+EXTREME_MAX_SECONDS = 600.0
+"""Most seconds for the pruned passes with trials (:data:`PRUNED_MAX_SECONDS`
+without). On the planted d = 3, R = 30, n = 100 block, whose complete walk
+is predicted at ~10⁶ s, a trial kept the solution in 6.7 % of the bases
+and took about 12 s (:data:`indexset.search.extreme.TRIAL_PROBABILITY`):
+about 3 minutes of one thread are expected."""
+
 PRUNED_SHARE_OF_LIMIT_HOPELESS = 0.5
 """Under a time limit the passes take at most a tenth of the time left, or
 this share of it when the complete walk is predicted to outlast the limit
@@ -902,15 +927,18 @@ def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
     return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
 
 
-def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None, start: float | None = None, workers: int = 1) -> tuple[list, dict]:
+def pruned_passes(system: System, bases: list, seconds: float, deadline: float | None = None, stop=None, progress=None, start: float | None = None, workers: int = 1,
+                  trials: _Trials | None = None) -> tuple[list, dict]:
     """Look for a first solution by pruned walks of several bases, within ``seconds``.
 
     Each pass walks one basis's tree under :func:`pruning_profile`, a tiny
     part of the whole tree; over several bases (each a different tree, so
     a different chance to keep the solution's path) and growing slacks
     (:data:`PRUNING_SLACKS`), planted solutions turn up orders of magnitude
-    sooner than in the complete walk. Every leaf is checked exactly as in
-    the complete search; finding nothing proves nothing.
+    sooner than in the complete walk. Given ``trials``, the passes then go
+    on with its randomised extreme-pruning trials until the time is up.
+    Every leaf is checked exactly as in the complete search; finding
+    nothing proves nothing.
 
     Parameters
     ----------
@@ -932,6 +960,9 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
         Passes walked at once, each in its own thread (the kernel releases
         the GIL); the first solution stops them all. Which pass finds first
         may then depend on timing, never whether what it reports is a solution.
+    trials : _Trials, optional
+        Fresh bases under an extreme pruning profile, walked once the
+        linear passes are done.
 
     Returns
     -------
@@ -946,7 +977,10 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     if deadline is not None:
         give_up = min(give_up, deadline)
     found = threading.Event()
-    passes = _Passes(system, collections.deque((slack, lattice) for slack in PRUNING_SLACKS for lattice in bases), give_up, _AnyEvent(stop, found), found)
+    jobs = [(slack, lattice) for slack in PRUNING_SLACKS for lattice in bases]
+    if trials is not None:
+        jobs = [(slack, lattice) for slack, lattice in jobs if _walk_seconds(lattice, pruning_profile(lattice, slack), trials.seed) <= LINEAR_SHARE_WITH_TRIALS * seconds]
+    passes = _Passes(system, collections.deque(jobs), give_up, _AnyEvent(stop, found), found, trials)
     threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
     for thread in threads:
         thread.start()
@@ -958,7 +992,14 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     if passes.failures:
         raise passes.failures[0]
     facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
+    if trials is not None:
+        facts.update(trials.facts())
     return passes.solutions, facts
+
+
+def _walk_seconds(lattice: Lattice, bound2: np.ndarray, seed: int) -> float:
+    """Predicted seconds of one walk of ``lattice`` under ``bound2`` (a quick estimate: :data:`WALK_PROBES` descents)."""
+    return estimate_nodes(lattice, WALK_PROBES, seed, bound2) * NODE_SECONDS
 
 
 class _AnyEvent:
@@ -974,8 +1015,9 @@ class _AnyEvent:
 class _Passes:
     """The queue of pruned passes (slack, basis) that :func:`pruned_passes` hands to its threads, and their results."""
 
-    def __init__(self, system, jobs, give_up, halt, found) -> None:
+    def __init__(self, system, jobs, give_up, halt, found, trials=None) -> None:
         self.system, self.jobs, self.give_up, self.halt, self.found = system, jobs, give_up, halt, found
+        self.trials = trials
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
@@ -986,11 +1028,14 @@ class _Passes:
         """Walk passes from the queue until it is empty, the time is up, or something halts them."""
         try:
             while True:
+                job = self._next_job()
+                if job is None:
+                    return
+                lattice, bound2 = job
+                if lattice is None:
+                    continue  # a trial basis that cannot be searched
+                run = _Run(self.system, lattice, False, self.give_up, self.halt, bound2=bound2)
                 with self.lock:
-                    if not self.jobs or self.halt.is_set() or time.perf_counter() >= self.give_up:
-                        return
-                    slack, lattice = self.jobs.popleft()
-                    run = _Run(self.system, lattice, False, self.give_up, self.halt, bound2=pruning_profile(lattice, slack))
                     self.running.append(run)
                 run.drive(run.new_state(), lattice.D, -1, progress=on_chunk)
                 with self.lock:
@@ -1003,6 +1048,19 @@ class _Passes:
             self.failures.append(exc)
             self.found.set()
 
+    def _next_job(self) -> tuple | None:
+        """The next (basis, bounds) to walk: a linear pass, else a trial; None when the passes are over."""
+        with self.lock:
+            if self.halt.is_set() or time.perf_counter() >= self.give_up:
+                return None
+            if self.jobs:
+                slack, lattice = self.jobs.popleft()
+                return lattice, pruning_profile(lattice, slack)
+            if self.trials is None:
+                return None
+            index = self.trials.take()
+        return self.trials.job(index, self.give_up)  # outside the lock: a fresh basis takes a BKZ reduction
+
     def report(self, progress, start: float) -> None:
         """Nodes of every pass so far to ``progress``, at most once a second."""
         now = time.perf_counter()
@@ -1012,6 +1070,54 @@ class _Passes:
         with self.lock:
             nodes = self.nodes + sum(run.nodes for run in self.running)
         progress({"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3), "stage": "pruned passes"})
+
+
+class _Trials:
+    """Randomised extreme pruning: trial k walks a fresh basis under one tight profile.
+
+    Trial k's basis is the lattice's input vectors in an order drawn from
+    ``(seed, k)``, reduced as the default basis is (LLL, then BKZ), so each
+    trial is reproducible and the trials are different trees. The profile
+    (:func:`indexset.search.extreme.extreme_profile`, relative to the
+    radius, so one serves every basis of the lattice) is computed on the
+    first basis when the first trial is taken.
+    """
+
+    def __init__(self, reduction: Reduction, bkz_block: int, embedding: str, lattice: Lattice, seed: int) -> None:
+        self.reduction, self.bkz_block, self.embedding, self.first, self.seed = reduction, bkz_block, embedding, lattice, seed
+        self.taken = 0
+        self.coefficients = None
+        self.lock = threading.Lock()
+
+    def take(self) -> int:
+        """The index of the next trial."""
+        with self.lock:
+            self.taken += 1
+            return self.taken - 1
+
+    def job(self, index: int, deadline: float | None) -> tuple | None:
+        """``(basis, bounds)`` of trial ``index``; ``(None, None)`` when that basis cannot be searched, None without fpylll (no trials)."""
+        coefficients = self._profile()
+        if coefficients is None:
+            return None
+        lattice = build_lattice(self.reduction, self.bkz_block, self.embedding, shuffle=np.random.default_rng([self.seed, index]), deadline=deadline)
+        if lattice.problem or lattice.infeasible or lattice.D != self.first.D:
+            return None, None
+        radius2 = lattice.arrays["radius2"]
+        return lattice, np.minimum(radius2, radius2 * coefficients + MARGIN)
+
+    def _profile(self) -> np.ndarray | None:
+        with self.lock:
+            if self.coefficients is None:
+                first = self.first
+                basis_nodes = BASIS_SECONDS * first.D**2 / NODE_SECONDS
+                profile = extreme.extreme_profile(first.arrays["rr"], first.arrays["radius2"], basis_nodes)
+                self.coefficients = profile if profile is not None else np.zeros(0)
+            return self.coefficients if len(self.coefficients) else None
+
+    def facts(self) -> dict:
+        """Trials taken and the success probability of one by the pruning model."""
+        return {"trials": self.taken, "trial_probability": extreme.TRIAL_PROBABILITY}
 
 
 def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
