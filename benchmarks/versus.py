@@ -14,7 +14,12 @@ binary with ``--solvediophant PATH``. This script
 - checks both answers: the same status, every solution solves the system
   exactly, the same count with ``--count``;
 - reports medians and the median of the per-pair ratios indexset /
-  solvediophant, by wall time and by CPU time (per core).
+  solvediophant, by wall time and by CPU time (per core);
+- with ``--floor``, times a third program in the same rotation: the Python
+  interpreter that runs indexset, importing NumPy and nothing else
+  (``python -c "import numpy"``): the least any NumPy-based program needs
+  on this machine, so a row where it is slower than solvediophant is one
+  that no Python solver can win as a whole process.
 
 solvediophant runs with each of ``--settings`` (default: its defaults,
 ``-bkz -beta40`` and ``-bkz -beta40 -lds20``, the settings its author uses
@@ -33,6 +38,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -142,16 +148,21 @@ def sd_answer(run: dict, M, t, count: bool) -> dict:
     return {"status": f"unknown (exit {run['code']})"}
 
 
-def compare(label: str, ours: list[str], theirs: dict, M, t, n: int, system_mode: bool, count: bool, repeat: int, timeout: float) -> dict:
-    """Paired, alternating runs of indexset and every solvediophant setting."""
+def compare(label: str, ours: list[str], theirs: dict, M, t, n: int, system_mode: bool, count: bool, repeat: int, timeout: float, floor: list[str] | None = None) -> dict:
+    """Paired, alternating runs of indexset and every solvediophant setting (and the floor program, if given)."""
     pairs = {setting: [] for setting in theirs}
     for rep in range(repeat):
         for setting, argv in theirs.items():
-            order = [("indexset", ours), ("sd", argv)] if rep % 2 == 0 else [("sd", argv), ("indexset", ours)]
+            programs = [("indexset", ours), ("sd", argv)] + ([("floor", floor)] if floor else [])
+            shift = rep % len(programs)
+            order = programs[shift:] + programs[:shift]  # each program goes first in turn
             result = {}
             for who, command in order:
                 run = timed(command, timeout)
-                answer = indexset_answer(run, n, M, t, system_mode, count) if who == "indexset" else sd_answer(run, M, t, count)
+                if who == "floor":
+                    answer = {"status": "ran" if run["code"] == 0 else f"failed (exit {run['code']})"}
+                else:
+                    answer = indexset_answer(run, n, M, t, system_mode, count) if who == "indexset" else sd_answer(run, M, t, count)
                 result[who] = {"wall_s": round(run["wall_s"], 4), "cpu_s": round(run["cpu_s"], 4), **answer}
             pairs[setting].append(result)
     return {"label": label, "n": n, "pairs": pairs, "summary": _summary(pairs)}
@@ -178,8 +189,21 @@ def _summary(pairs: dict) -> dict:
             "ratio_cpu": statistics.median(a["cpu_s"] / max(b["cpu_s"], 1e-3) for a, b in zip(ours, theirs)),
             "answers_agree": agree, "statuses": sorted({r["status"] for r in ours}) + ["|"] + sorted({r["status"] for r in theirs}),
         }
+        if all("floor" in r for r in runs):
+            by_setting[setting]["floor_wall"] = statistics.median(r["floor"]["wall_s"] for r in runs)
+            by_setting[setting]["floor_ratio_wall"] = statistics.median(r["floor"]["wall_s"] / max(r["sd"]["wall_s"], 1e-3) for r in runs)
     best = min(by_setting, key=lambda s: by_setting[s]["sd_wall"])
     return {"best_setting": best, **by_setting[best], "settings": by_setting}
+
+
+def _interpreter(executable: str) -> str:
+    """The Python interpreter named on the first line of a console script (this one's own otherwise)."""
+    path = shutil.which(executable) or executable
+    try:
+        first = Path(path).read_bytes()[:256].split(b"\n", 1)[0].decode()
+    except (OSError, UnicodeDecodeError):
+        return sys.executable
+    return first[2:].strip().split()[0] if first.startswith("#!") and "python" in first else sys.executable
 
 
 def main(argv=None) -> int:
@@ -194,6 +218,7 @@ def main(argv=None) -> int:
     parser.add_argument("--qoblib", nargs="*", default=[], metavar="DAT", help="QOBLIB market split .dat files (solve-system)")
     parser.add_argument("--extra", nargs="*", default=[], metavar="LABEL=CONSTRUCT", help="more rows: 'label=construct arguments'")
     parser.add_argument("--json", metavar="OUT", help="write every run here")
+    parser.add_argument("--floor", action="store_true", help="also time the interpreter that runs indexset importing NumPy alone, in the same rotation")
     args = parser.parse_args(argv)
     sd = os.path.abspath(args.solvediophant)
     if not os.access(sd, os.X_OK):
@@ -205,6 +230,7 @@ def main(argv=None) -> int:
     rows += [tuple(extra.split("=", 1)) for extra in args.extra]
     jobs = [(label, spec, False) for label, spec in rows] + ([(label, spec, True) for label, spec in COUNT_ROWS] if args.count else [])
     jobs += [(Path(path).stem, path, False) for path in args.qoblib]
+    floor = [_interpreter(args.indexset), "-c", "import numpy"] if args.floor else None
     results = []
     for label, spec, count in jobs:
         if spec.endswith(".dat"):
@@ -222,18 +248,20 @@ def main(argv=None) -> int:
             ours = [args.indexset, "solve", str(block), "--json"] + (["--count"] if count else [])
             system_mode = False
         theirs = {s: [sd, *shlex.split(s), *([] if count else ["-t1"]), f"-o{folder / 'sd.sol'}", str(system_file)] for s in settings}
-        row = compare(label + (" (--count)" if count else ""), ours, theirs, M, t, len(M[0]), system_mode, count, args.repeat, args.timeout)
+        row = compare(label + (" (--count)" if count else ""), ours, theirs, M, t, len(M[0]), system_mode, count, args.repeat, args.timeout, floor)
         results.append(row)
         s = row["summary"]
         print(f"{row['label']:<30} indexset {s['indexset_wall']:8.3f} s  sd2[{s['best_setting'] or 'default'}] {s['sd_wall']:8.3f} s  "
-              f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  agree {s['answers_agree']}", flush=True)
+              f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  agree {s['answers_agree']}"
+              + (f"  floor {s['floor_wall']:.3f} s (ratio {s['floor_ratio_wall']:.2f})" if "floor_wall" in s else ""), flush=True)
         if args.json:  # after every row: a run stopped part-way keeps what it measured
             Path(args.json).write_text(json.dumps({"machine": dict(zip(("sysname", "nodename", "release", "version", "machine"), os.uname())), "cpus": os.cpu_count(), "rows": results}, indent=1) + "\n")
-    print("\n| instance | indexset wall (s) | solvediophant wall (s), best setting | ratio wall | ratio CPU |")
-    print("|---|---|---|---|---|")
+    print("\n| instance | indexset wall (s) | solvediophant wall (s), best setting | ratio wall | ratio CPU |" + (" floor wall (s) | floor ratio |" if floor else ""))
+    print("|---|---|---|---|---|" + ("---|---|" if floor else ""))
     for row in results:
         s = row["summary"]
-        print(f"| {row['label']} | {s['indexset_wall']:.3f} | {s['sd_wall']:.3f} (`{s['best_setting'] or 'defaults'}`) | {s['ratio_wall']:.2f} | {s['ratio_cpu']:.2f} |")
+        tail = f" {s['floor_wall']:.3f} | {s['floor_ratio_wall']:.2f} |" if floor else ""
+        print(f"| {row['label']} | {s['indexset_wall']:.3f} | {s['sd_wall']:.3f} (`{s['best_setting'] or 'defaults'}`) | {s['ratio_wall']:.2f} | {s['ratio_cpu']:.2f} |" + tail)
     return 0 if all(row["summary"]["answers_agree"] for row in results) else 1
 
 
