@@ -1,4 +1,4 @@
-"""fpylll's BKZ and Pruner, imported where that is possible: on a main thread.
+"""fpylll's BKZ, imported where that is possible: on a main thread.
 
 fpylll uses cysignals, which installs signal handlers when it is first
 imported; Python allows that only on a main thread, and it replaces the
@@ -23,12 +23,3 @@ def load() -> tuple | None:
             return None
         _LOADED = (BKZ, IntegerMatrix)
     return _LOADED
-
-
-def pruning():
-    """fpylll's ``Pruning`` module (GNR pruning coefficients), or None when fpylll cannot be imported on this thread."""
-    if load() is None:
-        return None
-    from fpylll import Pruning
-
-    return Pruning

@@ -13,13 +13,21 @@ holds; its uniformity is a heuristic, and on the planted d = 3, R = 30,
 n = 100 block it is off for tight bounds (:data:`TRIAL_PROBABILITY`).
 Nothing here affects soundness: a trial reports only leaves checked
 exactly, and proves nothing when it finds none.
+
+The Pruner runs in a child process. Its optimiser meets NaN on some
+ordinary inputs (here: about half of a grid of geometric Gram–Schmidt
+profiles at D = 48–91), and fplll then throws from code that cannot
+propagate the exception, which aborts the process it runs in. A child
+costs about 0.4 s, once per search that is predicted to take 300 s or more.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import json
+import subprocess
+import sys
 
-from indexset.search import bkz
+import numpy as np
 
 TRIAL_PROBABILITY = 0.05
 """Success probability of one trial, by the model. Over 150–300 BKZ-20
@@ -29,6 +37,18 @@ solution stayed within the bounds for model probabilities 0.02 / 0.05 /
 the sphere: 2.1 % / 5.5 % / 11 % / 21 %), and one walk took about 3 / 12 /
 110 / 1900 s (5 M nodes a second), a fresh basis 0.4 s: the expected time
 to a solution on one thread is least at 0.05, about 180 s."""
+
+PRUNER_SECONDS = 60.0
+"""Most seconds the child process may take (0.2–0.5 s at D = 91)."""
+
+_CHILD = """
+import json, sys
+from fpylll import Pruning
+r = json.load(sys.stdin)
+pruner = Pruning.Pruner(r["radius2"], r["basis_nodes"], [r["rr"]], r["probability"],
+                        metric=Pruning.PROBABILITY_OF_SHORTEST, flags=Pruning.GRADIENT | Pruning.CVP)
+json.dump(list(pruner.optimize_coefficients_cost_fixed_prob([1.0] * len(r["rr"]))), sys.stdout)
+"""
 
 
 def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probability: float = TRIAL_PROBABILITY) -> np.ndarray | None:
@@ -50,22 +70,15 @@ def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probabil
     -------
     ndarray or None
         Coefficients in (0, 1], non-increasing, level 0 (the whole vector)
-        at 1; None when fpylll cannot be imported on this thread, or when
-        its model fails on these norms.
+        at 1; None when the Pruner failed on these norms (or fpylll is
+        missing), and then no trial can run.
     """
-    pruning = bkz.pruning()
-    if pruning is None:
-        return None
+    request = {"rr": [float(r) for r in rr], "radius2": float(radius2), "basis_nodes": float(basis_nodes), "probability": float(probability)}
     try:
-        pruner = pruning.Pruner(float(radius2), float(basis_nodes), [[float(r) for r in rr]], float(probability),
-                                metric=pruning.PROBABILITY_OF_SHORTEST, flags=pruning.GRADIENT | pruning.CVP)
-        coefficients = np.asarray(pruner.optimize_coefficients_cost_fixed_prob([1.0] * len(rr)), dtype=np.float64)
-    except (RuntimeError, ValueError):
-        # fplll throws when its double-precision model meets NaN or ∞ (a ball far wider than the basis);
-        # cysignals turns the abort into RuntimeError, on worker threads too.
+        child = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True, text=True, timeout=PRUNER_SECONDS)
+        coefficients = np.asarray(json.loads(child.stdout), dtype=np.float64) if child.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
         return None
-    if not np.isfinite(coefficients).all():
+    if coefficients is None or coefficients.shape != (len(rr),) or not np.isfinite(coefficients).all() or (coefficients <= 0).any():
         return None
-    return np.clip(coefficients, 0.0, 1.0)
-
-
+    return np.minimum(coefficients, 1.0)

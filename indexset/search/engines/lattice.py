@@ -758,6 +758,9 @@ so a whole pass (0.08–0.17 s) stays within the engines' stop latency."""
 
 
 _BKZ_LOCK = threading.Lock()
+"""fpylll's BKZ runs one reduction at a time: it installs process-wide
+signal handling (cysignals) around each call, and two reductions at once
+in two threads crashed the process here."""
 
 
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = None) -> flint.fmpz_mat:
@@ -767,8 +770,8 @@ def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, deadline: float | None = 
     if bkz_block and bkz_block > 2 and rows.nrows() > 2 and fpylll is not None:
         BKZ, IntegerMatrix = fpylll
         A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
-        budget = {} if deadline is None else {"max_time": max(0.001, deadline - time.perf_counter())}
-        with _BKZ_LOCK:  # two BKZ reductions at once crash the process (fpylll's signal handling is per process)
+        with _BKZ_LOCK:
+            budget = {} if deadline is None else {"max_time": max(0.001, deadline - time.perf_counter())}  # the wait for the lock counts
             BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=BKZ_LOOPS, flags=BKZ.AUTO_ABORT, **budget))
         rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
     return rows
@@ -893,6 +896,9 @@ the linear ones are done, with randomised extreme-pruning trials
 (:class:`_Trials`) until their time is up. Below it their budget (a share
 of the prediction) would pay for too few trials to matter."""
 
+MAX_UNUSABLE_IN_A_ROW = 3
+"""Trial bases in a row that cannot be searched after which the trials stop."""
+
 LINEAR_SHARE_WITH_TRIALS = 0.1
 """With trials to follow, a linear pass is walked only when its tree is
 predicted to take at most this share of the passes' time: at D = 91
@@ -978,8 +984,10 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
         give_up = min(give_up, deadline)
     found = threading.Event()
     jobs = [(slack, lattice) for slack in PRUNING_SLACKS for lattice in bases]
+    if trials is not None and not trials.prepare():
+        trials = None  # no profile: the linear passes alone, as without trials
     if trials is not None:
-        jobs = [(slack, lattice) for slack, lattice in jobs if _walk_seconds(lattice, pruning_profile(lattice, slack), trials.seed) <= LINEAR_SHARE_WITH_TRIALS * seconds]
+        jobs = _short_linear_jobs(jobs, LINEAR_SHARE_WITH_TRIALS * seconds, trials.seed)
     passes = _Passes(system, collections.deque(jobs), give_up, _AnyEvent(stop, found), found, trials)
     threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
     for thread in threads:
@@ -995,6 +1003,11 @@ def pruned_passes(system: System, bases: list, seconds: float, deadline: float |
     if trials is not None:
         facts.update(trials.facts())
     return passes.solutions, facts
+
+
+def _short_linear_jobs(jobs: list, seconds: float, seed: int) -> list:
+    """The (slack, basis) passes whose walk is predicted to take at most ``seconds``."""
+    return [(slack, lattice) for slack, lattice in jobs if _walk_seconds(lattice, pruning_profile(lattice, slack), seed) <= seconds]
 
 
 def _walk_seconds(lattice: Lattice, bound2: np.ndarray, seed: int) -> float:
@@ -1032,8 +1045,6 @@ class _Passes:
                 if job is None:
                     return
                 lattice, bound2 = job
-                if lattice is None:
-                    continue  # a trial basis that cannot be searched
                 run = _Run(self.system, lattice, False, self.give_up, self.halt, bound2=bound2)
                 with self.lock:
                     self.running.append(run)
@@ -1056,10 +1067,9 @@ class _Passes:
             if self.jobs:
                 slack, lattice = self.jobs.popleft()
                 return lattice, pruning_profile(lattice, slack)
-            if self.trials is None:
-                return None
-            index = self.trials.take()
-        return self.trials.job(index, self.give_up)  # outside the lock: a fresh basis takes a BKZ reduction
+        if self.trials is None:
+            return None
+        return self.trials.job(self.give_up)  # outside the lock: a fresh basis takes a BKZ reduction
 
     def report(self, progress, start: float) -> None:
         """Nodes of every pass so far to ``progress``, at most once a second."""
@@ -1076,48 +1086,52 @@ class _Trials:
     """Randomised extreme pruning: trial k walks a fresh basis under one tight profile.
 
     Trial k's basis is the lattice's input vectors in an order drawn from
-    ``(seed, k)``, reduced as the default basis is (LLL, then BKZ), so each
-    trial is reproducible and the trials are different trees. The profile
+    ``(seed, k)``, reduced as the default basis is (LLL, then BKZ), so the
+    trials are different trees, and each is reproducible unless a time
+    limit cuts its reduction short. The profile
     (:func:`indexset.search.extreme.extreme_profile`, relative to the
     radius, so one serves every basis of the lattice) is computed on the
-    first basis when the first trial is taken.
+    first basis by :meth:`prepare`, before any thread takes a trial.
     """
 
     def __init__(self, reduction: Reduction, bkz_block: int, embedding: str, lattice: Lattice, seed: int) -> None:
         self.reduction, self.bkz_block, self.embedding, self.first, self.seed = reduction, bkz_block, embedding, lattice, seed
-        self.taken = 0
         self.coefficients = None
+        self.taken = self.walked = self.unusable_in_a_row = 0
         self.lock = threading.Lock()
 
-    def take(self) -> int:
-        """The index of the next trial."""
-        with self.lock:
-            self.taken += 1
-            return self.taken - 1
+    def prepare(self) -> bool:
+        """Compute the profile; False when there is none (the Pruner failed), and then no trial runs."""
+        first = self.first
+        basis_nodes = BASIS_SECONDS * first.D**2 / NODE_SECONDS
+        self.coefficients = extreme.extreme_profile(first.arrays["rr"], first.arrays["radius2"], basis_nodes)
+        return self.coefficients is not None
 
-    def job(self, index: int, deadline: float | None) -> tuple | None:
-        """``(basis, bounds)`` of trial ``index``; ``(None, None)`` when that basis cannot be searched, None without fpylll (no trials)."""
-        coefficients = self._profile()
-        if coefficients is None:
-            return None
-        lattice = build_lattice(self.reduction, self.bkz_block, self.embedding, shuffle=np.random.default_rng([self.seed, index]), deadline=deadline)
-        if lattice.problem or lattice.infeasible or lattice.D != self.first.D:
-            return None, None
-        radius2 = lattice.arrays["radius2"]
-        return lattice, np.minimum(radius2, radius2 * coefficients + MARGIN)
+    def job(self, deadline: float | None) -> tuple | None:
+        """``(basis, bounds)`` of the next trial; None when trials are over.
 
-    def _profile(self) -> np.ndarray | None:
-        with self.lock:
-            if self.coefficients is None:
-                first = self.first
-                basis_nodes = BASIS_SECONDS * first.D**2 / NODE_SECONDS
-                profile = extreme.extreme_profile(first.arrays["rr"], first.arrays["radius2"], basis_nodes)
-                self.coefficients = profile if profile is not None else np.zeros(0)
-            return self.coefficients if len(self.coefficients) else None
+        They are over after :data:`MAX_UNUSABLE_IN_A_ROW` bases in a row
+        that cannot be searched (numerics), which no later one is likely to
+        change.
+        """
+        while True:
+            with self.lock:
+                if self.unusable_in_a_row >= MAX_UNUSABLE_IN_A_ROW:
+                    return None
+                index, self.taken = self.taken, self.taken + 1
+            order = np.random.default_rng([self.seed, index])
+            lattice = build_lattice(self.reduction, self.bkz_block, self.embedding, shuffle=order, deadline=deadline)
+            usable = not (lattice.problem or lattice.infeasible or lattice.D != self.first.D)
+            with self.lock:
+                self.unusable_in_a_row = 0 if usable else self.unusable_in_a_row + 1
+                self.walked += usable
+            if usable:
+                radius2 = lattice.arrays["radius2"]
+                return lattice, np.minimum(radius2, radius2 * self.coefficients + MARGIN)
 
     def facts(self) -> dict:
-        """Trials taken and the success probability of one by the pruning model."""
-        return {"trials": self.taken, "trial_probability": extreme.TRIAL_PROBABILITY}
+        """Trials walked and the success probability of one by the pruning model."""
+        return {"trials": self.walked, "trial_probability": extreme.TRIAL_PROBABILITY}
 
 
 def _enumerate(system, lattice, find_all, deadline, stop, progress, start, stages, workers) -> Result:
