@@ -79,8 +79,10 @@ def test_trials_without_a_solution_to_find_report_none_and_end_with_their_time()
     system = build_system(instance)
     reduction, basis = reduced_lattice(system)
     trials = lattice._Trials(reduction, lattice.BKZ_BLOCK, "cvp", basis, seed=1)
-    found, facts = lattice.pruned_passes(system, [], seconds=2.0, workers=2, trials=trials)
+    reports = []
+    found, facts = lattice.pruned_passes(system, [], seconds=2.0, workers=2, trials=trials, progress=reports.append)
     assert found == [] and not facts["found"] and facts["passes"] == facts["trials"] >= 1
+    assert reports and all(report["stage"] == "pruned passes" and report["trials"] >= 0 for report in reports)  # once a second
     assert 2.0 <= facts["seconds"] < 30.0  # the budget ends them (one BKZ reduction and one walk may run past it)
 
 

@@ -1055,6 +1055,8 @@ class _Passes:
                     if run.solutions and not self.solutions:
                         self.solutions = run.solutions
                         self.found.set()
+                if on_chunk is not None:
+                    on_chunk()  # trials whose walks end in one chunk spend their time in BKZ: report between passes too
         except BaseException as exc:  # surfaced in the calling thread
             self.failures.append(exc)
             self.found.set()
@@ -1079,7 +1081,10 @@ class _Passes:
         self.last_report = now
         with self.lock:
             nodes = self.nodes + sum(run.nodes for run in self.running)
-        progress({"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3), "stage": "pruned passes"})
+        counters = {"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3), "stage": "pruned passes"}
+        if self.trials is not None:
+            counters["trials"] = self.trials.walked
+        progress(counters)
 
 
 class _Trials:
