@@ -34,9 +34,11 @@ TRIAL_PROBABILITY = 0.05
 bases of the planted d = 3, R = 30, n = 100 block (D = 91), the planted
 solution stayed within the bounds for model probabilities 0.02 / 0.05 /
 0.1 / 0.2 in 0.7 % / 6.7 % / 16 % / 35 % of the bases (directions uniform on
-the sphere: 2.1 % / 5.5 % / 11 % / 21 %), and one walk took about 3 / 12 /
-110 / 1900 s (5 M nodes a second), a fresh basis 0.4 s: the expected time
-to a solution on one thread is least at 0.05, about 180 s."""
+the sphere: 2.1 % / 5.5 % / 11 % / 21 %). One walk took 3–9 s at 0.02
+(2–5·10⁷ nodes) and about 50 s at 0.05 (2.6·10⁸ nodes, 5 M a second), and
+the trees grow about tenfold per doubling of the probability; a fresh
+basis takes 0.4 s. Expected seconds to a solution on one thread: about 950
+at 0.02, 750 at 0.05, and more at 0.1 (10⁹ nodes and more a walk)."""
 
 PRUNER_SECONDS = 60.0
 """Most seconds the child process may take (0.2–0.5 s at D = 91)."""

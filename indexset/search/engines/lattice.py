@@ -909,8 +909,8 @@ EXTREME_MAX_SECONDS = 600.0
 """Most seconds for the pruned passes with trials (:data:`PRUNED_MAX_SECONDS`
 without). On the planted d = 3, R = 30, n = 100 block, whose complete walk
 is predicted at ~10⁶ s, a trial kept the solution in 6.7 % of the bases
-and took about 12 s (:data:`indexset.search.extreme.TRIAL_PROBABILITY`):
-about 3 minutes of one thread are expected."""
+and took about 50 s (:data:`indexset.search.extreme.TRIAL_PROBABILITY`):
+about 6 minutes on two threads are expected."""
 
 PRUNED_SHARE_OF_LIMIT_HOPELESS = 0.5
 """Under a time limit the passes take at most a tenth of the time left, or
