@@ -34,7 +34,9 @@ when it predicts a long search, or as Numba's load pays for when it runs
 in another thread beside them (:func:`choose_lattice`). Looking for a
 first solution, the engine first walks those bases under linear pruning
 profiles (:func:`pruned_passes`: incomplete, a few per cent of the
-predicted time, finding planted solutions orders of magnitude sooner).
+predicted time, finding planted solutions orders of magnitude sooner),
+and, when that time is long, goes on with randomised extreme-pruning
+trials on fresh bases (:class:`_Trials`).
 The tree is walked in chunks (time limit, ``stop``, progress between
 them) by one thread, or by several sharing the subtrees of one level
 (``workers``; the kernel releases the GIL), or, given a
