@@ -117,16 +117,15 @@ def add_class_option(parser) -> None:
 def add_cluster_options(parser, workers_help: str | None = None) -> None:
     """``--scheduler`` and ``--workers``: where long searches (or sweep runs) go."""
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask cluster (its workers need indexset installed)")
-    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a lattice enumeration predicted to take ≥ 20 s (default: none: the search runs in threads in this process, which measured faster on one machine)")
+    parser.add_argument("--workers", type=int, metavar="N", help=workers_help or "local Dask worker processes for a lattice enumeration predicted to take ≥ 20 s (default: none: the search runs in threads in this process)")
 
 
 def cluster_from_args(args):
     """The :class:`indexset.search.distributed.Cluster` the options ask for (a context manager).
 
     With neither ``--scheduler`` nor ``--workers``, a no-op context that
-    yields None: the work stays in this process, in threads. On one machine
-    that measured faster than a local Dask cluster (BENCHMARKS.md, "Split
-    search on Dask").
+    yields None: the work stays in this process, in threads; the comparison
+    with a local Dask cluster is in BENCHMARKS.md ("Split search on Dask").
     """
     import contextlib
 

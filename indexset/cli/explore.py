@@ -24,6 +24,9 @@ def register(sub) -> None:
     parser = sub.add_parser(
         "explore",
         help="search for a residual-free stack of the same widths equal to a ReLU/leaky-ReLU stack, checked exactly (MATH.md §9)",
+        description="Decide whether a stack of ReLU or leaky-ReLU blocks equals a residual-free stack of the\n"
+                    "same widths: block by block first, then the necessary conditions of MATH.md §9, then\n"
+                    "seeded fitting whose candidates are checked exactly on every linear region.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="stack .npz (a single block is a stack of one)")
@@ -31,7 +34,7 @@ def register(sub) -> None:
     parser.add_argument("--starts", type=int, default=16, help="fitting starts, the first ones the block-wise pieces (default 16)")
     parser.add_argument("--iterations", type=int, default=3000, help="Adam steps per start at most (default 3000)")
     parser.add_argument("--time-limit", type=float, metavar="S", help="seconds; past it the answer is 'unknown' with what is known")
-    parser.add_argument("--witness", metavar="OUT", help="write the exactly checked residual-free witness stack here (.npz)")
+    parser.add_argument("--witness", metavar="OUT", help="write the exactly checked residual-free witness stack to OUT (.npz)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 

@@ -160,8 +160,8 @@ def entry() -> None:
 
     Before exiting, every live object is frozen out of the garbage
     collector: the interpreter's last collection would otherwise walk all
-    of them, Numba's type registries above all (0.2–0.3 s after a search
-    here), only for the operating system to reclaim the memory anyway.
+    of them, Numba's type registries above all, only for the operating
+    system to reclaim the memory anyway.
     Atexit handlers, thread joins and file closing run as usual. Only the
     program's own exit does this; callers of :func:`main` keep their
     collector as it was.
