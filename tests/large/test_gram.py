@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from indexset.errors import InputError
-from indexset.large.gram import EXTENDED, float_data, gram_applies, gram_bounds, gram_decide, lower_bound, screen_degeneracy
+from indexset.large.certified import (
+    EXTENDED,
+    certify_lambda_min,
+    conjugate_gradients,
+    float_data,
+    gram_bounds,
+    lanczos_smallest,
+    lower_bound,
+    residual,
+)
+from indexset.large.gram import GramTuning, gram_applies, gram_decide, screen_degeneracy
 from indexset.model.instance import Instance
 from indexset.theory.nondegeneracy import find_degeneracy
 
@@ -238,14 +249,11 @@ def test_fast_degeneracy_screen_matches_exact(seed):
 
 
 @pytest.mark.parametrize("d, n", [(32, 512), (40, 600)])
-def test_iterative_path_agrees_with_the_factorisation(monkeypatch, d, n):
-    import indexset.large.gram as gram
-
+def test_iterative_path_agrees_with_the_factorisation(d, n):
     rng = np.random.default_rng(d)
     data = float_data(Instance(rng.standard_normal((n, d)), rng.standard_normal((d, n)), activation="gelu"))
     iterative = gram_bounds(data)
-    monkeypatch.setattr(gram, "SMALL_EIGEN", 10**9)
-    factored = gram_bounds(data)
+    factored = gram_bounds(data, replace(GramTuning(), small_eigen=10**9))
     assert (iterative.method, factored.method) == ("iterative", "cholesky")
     lambda_min = np.linalg.eigvalsh((data.D.T @ data.D) * (data.U @ data.U.T))[0]
     for bounds in (iterative, factored):
@@ -257,16 +265,14 @@ def test_iterative_path_agrees_with_the_factorisation(monkeypatch, d, n):
     assert iterative.distance_lower == pytest.approx(factored.distance_lower, rel=1e-4)
 
 
-def test_iterative_path_out_of_budget_falls_back(monkeypatch):
-    import indexset.large.gram as gram
-
+def test_iterative_path_out_of_budget_falls_back():
     rng = np.random.default_rng(1)
     data = float_data(Instance(rng.standard_normal((512, 32)), rng.standard_normal((32, 512)), activation="relu"))
-    monkeypatch.setattr(gram, "ITERATIVE_PRODUCTS", 3)
-    bounds = gram_bounds(data)
+    starved = replace(GramTuning(), iterative_products=3)
+    bounds = gram_bounds(data, starved)
     assert bounds.method == "cholesky" and bounds.lambda_lower > 0
-    monkeypatch.setattr(gram, "SMALL_EIGEN", 10**9)
-    assert gram_bounds(data).distance_lower == pytest.approx(bounds.distance_lower, rel=1e-6)  # multithreaded BLAS: not bit-reproducible
+    assert "iterative_unused_s" in bounds.trace
+    assert gram_bounds(data, replace(starved, small_eigen=10**9)).distance_lower == pytest.approx(bounds.distance_lower, rel=1e-6)  # multithreaded BLAS: not bit-reproducible
 
 
 def test_planted_wide_block_found_by_the_iterative_path():
@@ -283,15 +289,13 @@ def test_planted_wide_block_found_by_the_iterative_path():
 
 
 def test_residual_of_a_sparse_set_equals_the_dense_product():
-    from indexset.large.gram import _residual
-
     rng = np.random.default_rng(3)
     instance = Instance(rng.standard_normal((40, 6)), rng.standard_normal((6, 40)), activation="relu")
     data = float_data(instance)
     for ones in ([], [3], [0, 7, 19, 33]):
         z = np.zeros(40)
         z[ones] = 1.0
-        R, e = _residual(data, z)
+        R, e = residual(data, z)
         exact = [[sum((Fraction(data.D[a, i]) * Fraction(data.U[i, b]) for i in ones), Fraction(0)) - Fraction(data.T[a, b]) for b in range(6)] for a in range(6)]
         error = sum((Fraction(R[a, b]) - exact[a][b]) ** 2 for a in range(6) for b in range(6))
         assert error <= Fraction(e) ** 2  # the a-priori bound holds on the columns actually multiplied
@@ -299,8 +303,6 @@ def test_residual_of_a_sparse_set_equals_the_dense_product():
 
 
 def test_lanczos_and_conjugate_gradients_against_dense_references():
-    from indexset.large.gram import conjugate_gradients, lanczos_smallest
-
     rng = np.random.default_rng(11)
     X = rng.standard_normal((300, 40)) * np.exp(rng.uniform(-1, 1, 40))
     G = X.T @ X + 0.1 * np.eye(40)
@@ -317,8 +319,6 @@ def test_lanczos_and_conjugate_gradients_against_dense_references():
 
 
 def test_certify_lambda_min_leaves_the_gram_matrix_as_it_was():
-    from indexset.large.gram import certify_lambda_min
-
     rng = np.random.default_rng(12)
     X = rng.standard_normal((50, 30))
     G = X.T @ X
