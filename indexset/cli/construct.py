@@ -2,7 +2,7 @@
 
 One sub-command per family of :mod:`indexset.workflows.construct`; options left out
 take the library defaults (every option is ``argparse.SUPPRESS`` by
-default, so the defaults live in one place: the family functions).
+default, so the defaults live in one place: the family's spec).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _OPTIONS = {
     "target_class": (("--class",), {"choices": ("affine", "bias-free"), "help": "with --trap: the class the trap stays a negative for"}),
 }
 
-_FAMILIES = {
+FAMILY_OPTIONS = {  # family: (summary, the options of its spec in indexset.workflows.construct but seed)
     "planted": ("exact weights with a hidden absorbing index set S",
                 ("d", "n", "k", "range", "activation", "biases", "skip", "denominator", "streams")),
     "random": ("unplanted nondegenerate weights (negatives)",
@@ -63,7 +63,7 @@ exit status:
 
 
 class _FamilyHelp(argparse.RawDescriptionHelpFormatter):
-    """Help for one family, each option with its default read from the family's function.
+    """Help for one family, each option with its default read from the family's spec.
 
     The defaults live in :mod:`indexset.workflows.construct` only; they are
     read (importing the numerical libraries) when this help is printed,
@@ -78,12 +78,9 @@ class _FamilyHelp(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action) -> str:
         text = action.help or ""
         if self._defaults is None:
-            import inspect
-
             import indexset.workflows.construct as construct
 
-            function = getattr(construct, self._family.replace("-", "_"))
-            self._defaults = {name: p.default for name, p in inspect.signature(function).parameters.items()}
+            self._defaults = construct.family(self._family).spec.defaults()
         value = self._defaults.get(action.dest)
         if value is None or isinstance(value, bool) or "default" in text:
             return text
@@ -96,7 +93,7 @@ def register(sub) -> None:
                             description="Build an instance file of one family; the same options and seed always give the same bytes.",
                             epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
-    for family, (summary, names) in _FAMILIES.items():
+    for family, (summary, names) in FAMILY_OPTIONS.items():
         aliases = [family.replace("-", "_")] if "-" in family else []
         child = families.add_parser(family, aliases=aliases, help=summary, description=summary, epilog=EPILOG,
                                     formatter_class=functools.partial(_FamilyHelp, family=family))

@@ -306,3 +306,64 @@ def test_curated_instances_match_their_manifest(tmp_path):
         assert instance.n <= 16
         if instance.planted is not None and instance.W_up.dtype.kind == "i":
             assert instance.planted in absorbing_sets_brute(instance)
+
+
+# ------------------------------------------------------ specs and registry
+@pytest.mark.parametrize("family, options, parameter", [
+    ("planted", dict(d=3, k=2), "k"),
+    ("planted", dict(n=4, k=5), "k"),
+    ("planted", dict(d=1, n=4), "d"),
+    ("planted", dict(d=True), "d"),
+    ("planted", dict(seed=-1), "seed"),
+    ("planted", dict(skip="mhc", d=3, streams=2), "streams"),
+    ("planted", dict(streams=2), "streams"),
+    ("planted", dict(denominator=0), "denominator"),
+    ("planted", dict(activation="leaky_relu:1/2", denominator=2), "denominator"),
+    ("planted", dict(activation="relu2"), "activation"),
+    ("planted", dict(width=3), "width"),
+    ("random", dict(range=0), "range"),
+    ("random", dict(dtype="half"), "dtype"),
+    ("random", dict(dtype="float", denominator=3), "denominator"),
+    ("float-planted", dict(tol="0"), "tol"),
+    ("degenerate", dict(kind="nope"), "kind"),
+    ("degenerate", dict(kind="dimension_one", d=2), "d"),
+    ("degenerate", dict(n=4, k=4), "n"),
+    ("hard", dict(density="x"), "density"),
+    ("hard", dict(d=2, n=200, density=0.1), "density"),
+    ("hard", dict(d=2, n=20000, density=0.001), "density"),
+    ("hard", dict(plant=False, k=3), "k"),
+    ("gated", dict(activation="relu"), "activation"),
+    ("gated", dict(trap=True, dtype="float"), "trap"),
+    ("gated", dict(activation="swiglu", pairs=True, n=3), "n"),
+    ("gated", dict(target_class="nope"), "target_class"),
+    ("homogeneous", dict(activation="reglu", collinear=True), "collinear"),
+    ("homogeneous", dict(collinear=True, d=2, n=7), "n"),
+    ("stack", dict(layers=0), "layers"),
+    ("stack", dict(activation="swiglu", k=3), "k"),
+    ("stack", dict(layers=2, d=1), "d"),
+])
+def test_bad_options_name_the_parameter(family, options, parameter):
+    with pytest.raises(InputError) as caught:
+        construct.build(family, **options)
+    assert caught.value.source == parameter
+
+
+def test_every_family_has_a_spec_and_the_cli_offers_its_options():
+    from indexset.cli.construct import FAMILY_OPTIONS
+
+    assert {name.replace("-", "_") for name in FAMILY_OPTIONS} == set(construct.FAMILIES)
+    for name, (_, options) in FAMILY_OPTIONS.items():
+        spec = construct.family(name).spec
+        assert set(options) | {"seed"} == set(spec.defaults()), name
+        assert spec.defaults()["seed"] == 0
+
+
+def test_a_spec_is_validated_once_and_frozen():
+    import dataclasses
+
+    spec = construct.PlantedSpec(d=3, n=10)
+    assert spec.k == 5 and spec.act.c == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.d = 4
+    family = construct.family("planted")
+    assert np.array_equal(family.make(spec).W_up, construct.planted(d=3, n=10).W_up)
