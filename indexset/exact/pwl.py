@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +40,9 @@ from fractions import Fraction
 import flint
 import numpy as np
 
+from indexset.budget import Budget
 from indexset.errors import InputError
+from indexset.exact.intervals import OpenInterval
 from indexset.model.forward import blocks as model_blocks
 from indexset.model.forward import forward_exact, random_points
 from indexset.model.instance import exact_value
@@ -127,33 +128,6 @@ def _primitive(values: list[int]) -> tuple:
     return tuple(values) if g <= 1 else tuple(v // g for v in values)
 
 
-def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
-    """The rational with the smallest denominator strictly between low < high (Stern–Brocot).
-
-    Small denominators keep the numbers of every later step small.
-    """
-    floor = math.floor(low)
-    if floor + 1 < high:
-        return Fraction(floor + 1)
-    # (low, high) lies in [floor, floor + 1]: x ↦ 1/(x − floor) maps it onto (1/(high − floor), 1/(low − floor)).
-    low_frac, high_frac = low - floor, high - floor
-    if low_frac == 0:
-        inner = Fraction(math.floor(1 / high_frac) + 1)
-    else:
-        inner = _simplest_between(1 / high_frac, 1 / low_frac)
-    return floor + 1 / inner
-
-
-def _choose(low: Fraction | None, high: Fraction | None) -> Fraction:
-    if low is None and high is None:
-        return Fraction(0)
-    if high is None:
-        return Fraction(math.floor(low) + 1)
-    if low is None:
-        return Fraction(math.ceil(high) - 1)
-    return _simplest_between(low, high)
-
-
 def strict_point(rows, k: int) -> list[Fraction] | None:
     """A rational y in Q^k with ``a·y + b > 0`` for every integer row ``(a_1, …, a_k, b)``, or None.
 
@@ -193,33 +167,22 @@ def strict_point(rows, k: int) -> list[Fraction] | None:
     sub = strict_point(rest, k - 1)
     if sub is None:
         return None
-    low = high = None
+    last = OpenInterval()
     for row in kept:
         c = row[k - 1]
         if c == 0:
             continue
         value = sum(Fraction(a) * y for a, y in zip(row[: k - 1], sub)) + row[k]
-        bound = -value / c
-        if c > 0:
-            low = bound if low is None or bound > low else low
-        else:
-            high = bound if high is None or bound < high else high
-    return sub + [_choose(low, high)]
+        last.require(c * value.denominator, value.numerator)  # c·y + value > 0
+    return sub + [last.point()]
 
 
 def _strict_point_1d(rows) -> list[Fraction] | None:
-    """``a·y + b > 0`` for integer pairs (a ≠ 0): the bounds ``−b/a`` compared by cross-multiplying integers."""
-    low = high = None  # (numerator, positive denominator)
+    """``a·y + b > 0`` for integer pairs (a ≠ 0): one open interval."""
+    interval = OpenInterval()
     for a, b in rows:
-        bound = (-b, a) if a > 0 else (b, -a)
-        if a > 0:
-            if low is None or bound[0] * low[1] > low[0] * bound[1]:
-                low = bound
-        elif high is None or bound[0] * high[1] < high[0] * bound[1]:
-            high = bound
-    if low is not None and high is not None and not low[0] * high[1] < high[0] * low[1]:
-        return None
-    return [_choose(None if low is None else Fraction(*low), None if high is None else Fraction(*high))]
+        interval.require(a, b)
+    return None if interval.empty else [interval.point()]
 
 
 def _strict_point_2d(rows) -> list[Fraction] | None:
@@ -241,16 +204,10 @@ def _strict_point_2d(rows) -> list[Fraction] | None:
         return None
     y1 = first[0]
     p, q = y1.numerator, y1.denominator
-    low = high = None  # bounds on y₂ as (numerator, positive denominator)
-    for a, b, c in lower:
-        bound = (-(a * p + c * q), b * q)
-        if low is None or bound[0] * low[1] > low[0] * bound[1]:
-            low = bound
-    for a, b, c in upper:
-        bound = (a * p + c * q, -b * q)
-        if high is None or bound[0] * high[1] < high[0] * bound[1]:
-            high = bound
-    return [y1, _choose(None if low is None else Fraction(*low), None if high is None else Fraction(*high))]
+    second = OpenInterval()
+    for a, b, c in lower + upper:
+        second.require(b * q, a * p + c * q)  # q·(a·y₁ + b·y₂ + c) > 0
+    return [y1, second.point()]
 
 
 # ====================================================================== points
@@ -475,42 +432,18 @@ def _facet_point_plane(constraints: list, form: tuple) -> list[Fraction] | None:
     # x0 = (−e·a, −e·b)/(a² + b²) lies on the line; with D = a² + b², g(x(t)) = (g·(−e a, −e b) + g_e D)/D + t·(g_y a − g_x b).
     D = a * a + b * b
     x0 = (-e * a, -e * b)
-    low = high = None  # bounds on t as (numerator, positive denominator)
+    interval = OpenInterval()  # of t
     for other in constraints:
         g = other.form
         if g == form:
             continue
         constant = g[0] * x0[0] + g[1] * x0[1] + g[2] * D
         rate = (g[1] * a - g[0] * b) * D
-        if rate == 0:
-            if constant <= 0:
-                return None
-            continue
-        # constant + t·rate > 0
-        if rate > 0:
-            bound = (-constant, rate)
-            if low is None or bound[0] * low[1] > low[0] * bound[1]:
-                low = bound
-        else:
-            bound = (constant, -rate)
-            if high is None or bound[0] * high[1] < high[0] * bound[1]:
-                high = bound
-        if low is not None and high is not None and not low[0] * high[1] < high[0] * low[1]:
+        interval.require(rate, constant)  # constant + t·rate > 0
+        if interval.empty:
             return None
-    t = _choose(None if low is None else Fraction(*low), None if high is None else Fraction(*high))
+    t = interval.point()
     return [Fraction(x0[0], D) - t * b, Fraction(x0[1], D) + t * a]
-
-
-class _Clock:
-    def __init__(self, time_limit: float | None, stop: threading.Event | None) -> None:
-        self.deadline = None if time_limit is None else time.monotonic() + float(time_limit)
-        self.stop = stop
-
-    def expired(self) -> bool:
-        return (self.stop is not None and self.stop.is_set()) or (self.deadline is not None and time.monotonic() >= self.deadline)
-
-    def why(self) -> str:
-        return "interrupted" if self.stop is not None and self.stop.is_set() else "time limit reached"
 
 
 @dataclass
@@ -577,7 +510,7 @@ def enumerate_regions(*models, names=None, seed: int = 0, time_limit: float | No
     for model, name in zip(models, names):
         if model_blocks(model)[0].d != d:
             raise InputError(name, f"acts on R^{model_blocks(model)[0].d}, the first model on R^{d}")
-    clock = _Clock(time_limit, stop)
+    budget = Budget.of(time_limit, stop)
     rng = np.random.default_rng(seed)
     start = [Fraction(int(a), int(b)) for a, b in zip(rng.integers(-9, 10, size=d), rng.integers(1, 6, size=d))]
     first = _region_at(nets, start, [])
@@ -585,8 +518,9 @@ def enumerate_regions(*models, names=None, seed: int = 0, time_limit: float | No
     queue = deque([first])
     result = Enumeration()
     while queue:
-        if clock.expired():
-            result.stopped = clock.why()
+        halted = budget.halt_reason()
+        if halted is not None:
+            result.stopped = halted
             return result
         if max_regions is not None and result.count >= max_regions:
             result.stopped = f"max_regions = {max_regions} reached"
@@ -693,7 +627,7 @@ def compare(f, g, *, seed: int = 0, probes: int = DEFAULT_PROBES, time_limit: fl
     """
     if isinstance(probes, bool) or not isinstance(probes, (int, np.integer)) or probes < 0:
         raise InputError("probes", f"must be an integer ≥ 0, got {probes!r}")
-    started = time.monotonic()
+    budget = Budget.of(time_limit, stop)
     _net(f, "f"), _net(g, "g")
     d = model_blocks(f)[0].d
     if model_blocks(g)[0].d != d:
@@ -714,8 +648,7 @@ def compare(f, g, *, seed: int = 0, probes: int = DEFAULT_PROBES, time_limit: fl
         found["region"] = region
         return False
 
-    remaining = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - started))
-    enumeration = enumerate_regions(f, g, names=("f", "g"), seed=seed, time_limit=remaining, stop=stop,
+    enumeration = enumerate_regions(f, g, names=("f", "g"), seed=seed, time_limit=budget.remaining(), stop=stop,
                                     max_regions=max_regions, keep=False, visit=visit)
     if "region" in found:
         x = _differing_point(found["region"])

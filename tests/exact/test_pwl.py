@@ -21,6 +21,7 @@ from reference import determinant  # Fractions only, independent of flint
 from scipy.optimize import linprog
 
 import indexset
+from indexset.budget import INTERRUPTED, TIME_LIMIT
 from indexset.errors import InputError
 from indexset.exact import pwl
 from indexset.exact.witness import result_witness, witness, witness_stack
@@ -247,6 +248,10 @@ def test_stop_and_limits_leave_it_undecided():
     assert capped.equal is None and capped.regions == 2
     enumeration = pwl.enumerate_regions(f, max_regions=3)
     assert not enumeration.complete and enumeration.count == 3
+    assert pwl.enumerate_regions(f, stop=stop).stopped == INTERRUPTED
+    out_of_time = pwl.enumerate_regions(f, time_limit=0)
+    assert out_of_time.stopped == TIME_LIMIT and out_of_time.count == 0 and not out_of_time.complete
+    assert pwl.compare(f, f, probes=0, time_limit=0).equal is None
 
 
 def test_bad_inputs_name_the_parameter():
