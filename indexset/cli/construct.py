@@ -13,10 +13,13 @@ import functools
 from indexset.errors import InputError
 from indexset.workflows.vocabulary import DEGENERACIES, DTYPES, SKIPS
 
+LOW_PRECISION_DEGENERACY = ("any", "nondegenerate", "collinear", "zero_row", "zero_column")
+"""The low-precision family's ``degeneracy`` choices (the library's ``low_precision.DEGENERACY``; the parsers are built without it)."""
+
 _OPTIONS = {
     "d": (("--d",), {"type": int, "help": "dimension d"}),
     "n": (("--n",), {"type": int, "help": "width n (number of hidden units)"}),
-    "k": (("--k",), {"type": int, "help": "size of the planted index set S (d ≤ k ≤ n; default: max(d, n // 2))"}),
+    "k": (("--k",), {"type": int, "help": "size of the planted index set S (d ≤ k ≤ n; default: max(d, n // 2); low-precision: at least the fewest units its construction needs)"}),
     "range": (("--range",), {"type": int, "metavar": "R", "help": "integer entries (numerators) in [−R, R]"}),
     "activation": (("--activation",), {"help": "activation name, e.g. relu, gelu, leaky_relu:1/2"}),
     "biases": (("--biases",), {"action": "store_true", "help": "draw random biases"}),
@@ -27,7 +30,10 @@ _OPTIONS = {
     "tol": (("--tol",), {"help": "tolerance the planted S must meet"}),
     "kind": (("--kind",), {"choices": DEGENERACIES, "help": "which degeneracy to create"}),
     "density": (("--density",), {"type": float, "help": "target density n / (d²·log2 max|M|)"}),
-    "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted (probably negative) instance"}),
+    "plant": (("--unplanted",), {"action": "store_false", "help": "draw an unplanted instance (hard: a probable negative)"}),
+    "scale": (("--scale",), {"metavar": "P/Q", "help": "every weight is an integer in [−R, R] times this positive rational"}),
+    "degeneracy": (("--degeneracy",), {"choices": LOW_PRECISION_DEGENERACY,
+                                       "help": "any: as drawn; nondegenerate: rows on distinct lines, nothing zero; or at least this degeneracy"}),
     "layers": (("--layers",), {"type": int, "metavar": "L", "help": "number of blocks in the stack"}),
     "trap": (("--trap",), {"action": "store_true", "help": "plant an S satisfying (★) with c = 1 anyway (metadata trap_S); still not absorbable by --class"}),
     "pairs": (("--pairs",), {"action": "store_true", "help": "d pairs of units with opposite gate rows and parallel down columns: absorbable with biases in g (MATH.md §8.6)"}),
@@ -52,6 +58,8 @@ FAMILY_OPTIONS = {  # family: (summary, the options of its spec in indexset.work
                     ("activation", "d", "n", "range", "biases", "skip", "dtype", "trap", "collinear", "target_class")),
     "stack": ("a stack of L blocks, each planted (or gated/homogeneous)",
               ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
+    "low-precision": ("integer weights in [−R, R] times a scale (R = 1: ternary), planted or not",
+                      ("d", "n", "k", "range", "scale", "plant", "degeneracy", "activation")),
 }
 
 

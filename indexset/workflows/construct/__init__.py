@@ -27,6 +27,9 @@ gated, homogeneous
     SwiGLU/GeGLU/ReGLU/GLU and ReLU²/ReGLU blocks (MATH.md §4).
 stack
     L blocks of one of the families above.
+low_precision
+    Integer weights in a small range times a scale (ternary at range 1),
+    S planted or not, degenerate as drawn or on request.
 
 Every planted S is checked with the exact verifier before an instance is
 returned; a planted S that fails is a bug and raises ``RuntimeError``.
@@ -38,7 +41,7 @@ Modules: ``spec`` (the spec base and shared checks), ``registry`` (families
 by name), ``skips`` (skip matrices, q, the start of every draw),
 ``integers`` and ``planting`` (integer draws, planting S), and one module
 per group of families (``blocks``, ``degenerate``, ``hard``, ``gated``,
-``stacks``).
+``stacks``, ``low_precision``).
 """
 
 from __future__ import annotations
@@ -51,14 +54,15 @@ from indexset.workflows.construct.blocks import BRUTE_CHECK_WIDTH, FloatPlantedS
 from indexset.workflows.construct.degenerate import DegenerateSpec, degenerate
 from indexset.workflows.construct.gated import GatedSpec, HomogeneousSpec, gated, homogeneous
 from indexset.workflows.construct.hard import HardSpec, achieved_density, hard
+from indexset.workflows.construct.low_precision import LowPrecisionSpec, low_precision
 from indexset.workflows.construct.registry import FAMILIES, Family, build, family
 from indexset.workflows.construct.spec import LIMITS, Spec
 from indexset.workflows.construct.stacks import StackSpec, stack
 
 __all__ = [
     "BRUTE_CHECK_WIDTH", "FAMILIES", "LIMITS", "DegenerateSpec", "Family", "FloatPlantedSpec", "GatedSpec", "HardSpec",
-    "HomogeneousSpec", "PlantedSpec", "RandomSpec", "Spec", "StackSpec", "achieved_density", "activations", "build",
-    "degenerate", "family", "float_planted", "gated", "hard", "homogeneous", "planted", "random", "stack", "write_reproducible",
+    "HomogeneousSpec", "LowPrecisionSpec", "PlantedSpec", "RandomSpec", "Spec", "StackSpec", "achieved_density", "activations", "build",
+    "degenerate", "family", "float_planted", "gated", "hard", "homogeneous", "low_precision", "planted", "random", "stack", "write_reproducible",
 ]
 
 

@@ -10,6 +10,7 @@ from indexset.workflows.construct.blocks import FloatPlantedSpec, PlantedSpec, R
 from indexset.workflows.construct.degenerate import DegenerateSpec, make_degenerate
 from indexset.workflows.construct.gated import GatedSpec, HomogeneousSpec, make_gated, make_homogeneous
 from indexset.workflows.construct.hard import HardSpec, make_hard
+from indexset.workflows.construct.low_precision import LowPrecisionSpec, make_low_precision
 from indexset.workflows.construct.spec import Spec
 from indexset.workflows.construct.stacks import StackSpec, make_stack
 
@@ -32,8 +33,9 @@ FAMILIES = {family.name: family for family in (
     Family("gated", GatedSpec, make_gated),
     Family("homogeneous", HomogeneousSpec, make_homogeneous),
     Family("stack", StackSpec, make_stack),
+    Family("low_precision", LowPrecisionSpec, make_low_precision),
 )}
-"""Every family by its name (``float_planted`` is also spelled ``float-planted``)."""
+"""Every family by its name (``float_planted`` is also spelled ``float-planted``, ``low_precision`` ``low-precision``)."""
 
 
 def family(name: str) -> Family:
