@@ -21,6 +21,86 @@ def emit_json_line(payload: dict) -> None:
     print(json.dumps(payload, default=_default, ensure_ascii=False), flush=True)
 
 
+BAD_INPUT = "bad_input"
+"""``status`` of a file of a batch that could not be solved (exit status 2)."""
+
+
+def aggregate(codes: list[int]) -> int:
+    """The exit status of a batch: 2 if any bad input, else 3 if any unknown, else 1 if any no, else 0."""
+    for code in (2, 3, 1):
+        if code in codes:
+            return code
+    return 0
+
+
+def run_files(paths: list[str], job) -> int:
+    """Solve each file in turn; the exit status of the one file, or the batch's (:func:`aggregate`).
+
+    With several files a bad file is reported (a line on stderr and, with
+    ``job.as_json``, a JSON line with status ``bad_input``) and the others
+    are still solved; a single bad file raises. After a stop request the
+    files not yet started are reported unknown, not solved.
+
+    Parameters
+    ----------
+    paths : list of str
+    job : object
+        ``job.stop`` (threading.Event), ``job.as_json`` (bool),
+        ``job.load(path)`` (raises InputError on bad input),
+        ``job.start(stack)`` (enters what solving needs, such as the
+        Ctrl-C handler and a cluster, into a contextlib.ExitStack at the
+        first good file, so a bad file alone is refused before any heavy
+        import) and ``job.solve(path, loaded, since)`` (prints the answer,
+        returns the exit status; ``since`` is None for the first file,
+        whose time limit counts from process start, else
+        ``time.perf_counter()`` when the file started).
+    """
+    import contextlib
+    import time
+
+    codes = []
+    with contextlib.ExitStack() as stack:
+        started = False
+        for index, path in enumerate(paths):
+            if job.stop.is_set():
+                codes.append(_not_solved(path, job.as_json))
+                continue
+            since = None if index == 0 else time.perf_counter()
+            try:
+                loaded = job.load(path)
+            except InputError as exc:
+                codes.append(_bad_file(path, exc, job.as_json, alone=len(paths) == 1))
+                continue
+            if not started:
+                job.start(stack)  # a problem here is an option's, and refuses the whole call
+                started = True
+            try:
+                codes.append(job.solve(path, loaded, since))
+            except InputError as exc:
+                codes.append(_bad_file(path, exc, job.as_json, alone=len(paths) == 1))
+    return aggregate(codes)
+
+
+def _bad_file(path: str, error: InputError, as_json: bool, alone: bool) -> int:
+    """Report a bad file of a batch (exit status 2); a file alone raises its error."""
+    if alone:
+        raise error
+    warn(f"indexset: error: {error}")
+    if as_json:
+        emit_json_line({"file": path, "status": BAD_INPUT, "reason": str(error)})
+    return 2
+
+
+def _not_solved(path: str, as_json: bool) -> int:
+    """Report a file of a batch left unsolved after Ctrl-C; exit status 3."""
+    reason = "not solved: interrupted before this file"
+    if as_json:
+        emit_json_line({"file": path, "status": "unknown", "reason": reason})
+    else:
+        print(f"{path}: UNKNOWN\n  why      {reason}")
+    return 3
+
+
 def _default(value):
     if isinstance(value, Fraction):
         return str(value)

@@ -1,105 +1,156 @@
-"""``indexset solve-system FILE``: decide a plain 0/1 system ``A x = b``.
+"""``indexset solve-system FILE [FILE ...]``: decide plain 0/1 systems ``A x = b``.
 
-Reads a QOBLIB market split ``.dat`` file or an ``.npz`` with ``A`` and
-``b`` (:mod:`indexset.search.systemfile`) and decides it with
+Reads solvediophant's text format (QOBLIB market split ``.dat`` files are
+its plain case) or an ``.npz`` with ``A`` and ``b``
+(:mod:`indexset.search.systemfile`) and decides each system with
 :func:`indexset.search.decide.decide_system`, the same decision the block
 solver uses: the lattice enumeration engine by default, CP-SAT, or the
-portfolio racing both.
+portfolio racing both. Several files are solved in one process, one after
+another (:func:`indexset.cli.common.run_files`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import threading
-import time
 
-from indexset.cli.common import Progress, StopOnInterrupt, add_cluster_options, cluster_from_args, emit_json, readable, time_budget
+from indexset.cli.common import (
+    Progress,
+    StopOnInterrupt,
+    add_cluster_options,
+    cluster_from_args,
+    emit_json_line,
+    readable,
+    run_files,
+    time_budget,
+)
 
 ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
 EPILOG = """\
+file formats (told apart by content; a name ending .npz is an .npz):
+  .npz: integer arrays A (m x n) and b (m).
+  solvediophant's text format, of which a QOBLIB market split .dat file is
+  the plain case: blank lines and lines starting with % or # are comments;
+  the header 'm n' or 'm n 1'; m rows of n integer coefficients, each
+  followed by its right-hand side; then, optionally:
+    BOUNDS n             and one bound per column: 1, or 0 to fix the column at 0
+    SELECTEDCOLUMNS      then N and N flags 0/1: the rows hold the columns
+                         flagged 1; solutions have N columns, 0 where flagged 0
+  Other sections (the group data of Kramer-Mesner files) are skipped. A
+  bound above 1 (bounded integers) and '% FREERHS' (A x = λ b) are bad input.
+  Solutions are printed in the file's columns.
+
 exit status:
   0  feasible: a solution, checked exactly
   1  infeasible: proven
   3  unknown: time limit or Ctrl-C
   2  bad input: one line on stderr
+With several files each file is solved and reported in turn (a bad file is
+reported on stderr, and the others are still solved); the status is 2 if any
+file was bad input, else 3 if any is unknown, else 1 if any is infeasible,
+else 0.
+
+--json prints JSON Lines: one object per file, on one line, with the keys
+file, status, solution, count, engine, time_s, reason (and solutions with
+--all; a bad file of a batch: status "bad_input" and its reason).
+
 Off a terminal, a progress line goes to stderr about every 10 s.
 """
 
 
 def register(sub) -> None:
     """Add the ``solve-system`` subcommand."""
-    parser = sub.add_parser("solve-system", help="decide a plain 0/1 system A x = b (QOBLIB .dat or .npz with A, b)",
-                            description="Decide a 0/1 system A x = b with the decision the block solver uses (exact algebra, pruning, engines).",
+    parser = sub.add_parser("solve-system", help="decide plain 0/1 systems A x = b (solvediophant's format, QOBLIB .dat, .npz)",
+                            description="Decide 0/1 systems A x = b with the decision the block solver uses (exact algebra, pruning, engines).",
                             epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("file", help="system file: QOBLIB market split .dat, or .npz with integer arrays A and b")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="system file (formats below); several for a batch in one process")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--all", action="store_true", help="list every solution")
     group.add_argument("--count", action="store_true", help="count every solution")
-    parser.add_argument("--time-limit", type=float, metavar="S", help="seconds, counted from process start; past it the answer is 'unknown' (default: no limit)")
+    parser.add_argument("--time-limit", type=float, metavar="S",
+                        help="seconds; past it the answer is 'unknown'. Counts from process start; with several files each file gets S seconds (default: no limit)")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
-    add_cluster_options(parser, "local Dask worker processes for a lattice search predicted to take ≥ 20 s (default: none: threads in this process, one per CPU, which measured faster on one machine)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_cluster_options(parser, "local Dask worker processes for a lattice search predicted to take ≥ 20 s (default: none: threads in this process, one per CPU)")
+    parser.add_argument("--json", action="store_true", help="print JSON Lines: one object per file")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
-    """Exit 0 feasible, 1 infeasible (proven), 3 unknown."""
-    from indexset.search.decide import decide_system
-    from indexset.search.systemfile import load_system
+    """Solve every file; exit 0 feasible, 1 infeasible (proven), 3 unknown, or the batch's status."""
+    import threading
 
     time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
-    start = time.perf_counter()
-    system = load_system(args.file)
-    stop = threading.Event()
-    find_all = args.all or args.count
-    engines = ["lattice", "cpsat"] if args.engine == "portfolio" else [args.engine]
-    # Alone on the machine the enumeration may use every core.
-    options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
-    with StopOnInterrupt(stop), Progress(f"solving {args.file}") as progress, cluster_from_args(args) as cluster:
-        time_limit = time_budget(args.time_limit, cluster)
-        result = decide_system(system, find_all=find_all, time_limit=time_limit, stop=stop, engines=engines, progress=progress,
-                               cluster=cluster, engine_options=options)
-    elapsed = time.perf_counter() - start
-    payload = _payload(result, system.n, args, elapsed)
-    if args.json:
-        emit_json(payload)
-    else:
-        _print(result, payload, args)
-    return result.exit_code
+    return run_files(args.files, _Job(args, threading.Event()))
 
 
-def _vector(support, n: int) -> list[int]:
-    z = [0] * n
-    for i in support:
-        z[i] = 1
-    return z
+class _Job:
+    """One ``solve-system`` call: how :func:`run_files` loads, starts and solves."""
+
+    def __init__(self, args, stop) -> None:
+        self.args = args
+        self.stop = stop
+        self.as_json = args.json
+        self.cluster = None
+
+    def load(self, path: str):
+        from indexset.search.systemfile import load_system_file
+
+        return load_system_file(path)
+
+    def start(self, stack) -> None:
+        stack.enter_context(StopOnInterrupt(self.stop))
+        self.cluster = stack.enter_context(cluster_from_args(self.args))
+
+    def solve(self, path: str, loaded, since) -> int:
+        import time
+
+        from indexset.search.decide import decide_system
+
+        args = self.args
+        start = time.perf_counter()
+        engines = ["lattice", "cpsat"] if args.engine == "portfolio" else [args.engine]
+        # Alone on the machine the enumeration may use every core.
+        options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
+        with Progress(f"solving {path}") as progress:
+            result = decide_system(loaded.system, find_all=args.all or args.count, time_limit=time_budget(args.time_limit, self.cluster, since),
+                                   stop=self.stop, engines=engines, progress=progress, cluster=self.cluster, engine_options=options)
+        payload = _payload(path, result, loaded, args, time.perf_counter() - start)
+        if args.json:
+            emit_json_line(payload)
+        else:
+            _print(result, payload, loaded, args)
+        return result.exit_code
 
 
-def _payload(result, n: int, args, elapsed: float) -> dict:
-    """The documented JSON object (plus ``reason`` and, with --all, ``solutions``)."""
+def _payload(path: str, result, loaded, args, elapsed: float) -> dict:
+    """The documented JSON object (plus, with --all, ``solutions``), vectors in the file's columns."""
     payload = {
+        "file": path,
         "status": result.status,
-        "solution": None if result.index_set is None else _vector(result.index_set, n),
+        "solution": None if result.index_set is None else loaded.vector(result.index_set),
         "count": result.count if (args.all or args.count) and result.complete else None,
         "engine": result.engine,
         "time_s": round(elapsed, 6),
         "reason": result.reason,
     }
     if args.all:
-        payload["solutions"] = [_vector(s, n) for s in (result.solutions or [])]
+        payload["solutions"] = [loaded.vector(s) for s in (result.solutions or [])]
     return payload
 
 
-def _print(result, payload: dict, args) -> None:
+def _print(result, payload: dict, loaded, args) -> None:
     from indexset.text import ranges
 
     label = {"feasible": "FEASIBLE", "infeasible": "INFEASIBLE", "unknown": "UNKNOWN"}[result.status]
-    print(f"{args.file}: {label}")
-    print(f"  why       {readable(result.reason)}")
+    print(f"{payload['file']}: {label}")
+    if result.reason:
+        print(f"  why       {readable(result.reason)}")
+    if loaded.width != loaded.system.n:
+        print(f"  unknowns  {loaded.system.n} of the file's {loaded.width} columns (the others are 0: not selected, or bound 0)")
     if payload["solution"] is not None:
-        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {{{ranges(result.index_set)}}}, checked exactly)")
+        support = [loaded.columns[i] for i in result.index_set]
+        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {{{ranges(support)}}}, checked exactly)")
     if payload["count"] is not None:
         print(f"  count     {payload['count']} solution(s)")
     if args.all and payload.get("solutions"):

@@ -1,9 +1,31 @@
 """Reading plain 0/1 systems ``A x = b`` from files.
 
-Two formats:
+Two formats, told apart by content (an ``.npz`` is a zip archive):
 
-- QOBLIB market split ``.dat``: ``#`` comment lines, then a line ``m n``,
-  then m lines of n integer entries of A followed by that row's b;
+- solvediophant's text format (A. Wassermann's lattice solver), of which a
+  QOBLIB market split ``.dat`` file is the plain case. Blank lines and lines
+  starting with ``%`` or ``#`` are comments. The first other line is the
+  header ``m n`` or ``m n 1`` (the optional 1 says that a right-hand side
+  follows each row). Then m rows, each n integer coefficients followed by
+  the row's right-hand side; a row may wrap onto further lines, but no line
+  holds the end of one row and the start of the next. After the rows come
+  optional sections, each opened by a line starting with its keyword:
+
+  - ``BOUNDS n``, then one upper bound per column: 1 for a 0/1 unknown, 0
+    for an unknown fixed at 0 (solvediophant's bound above 1 asks for
+    bounded integers, which this reader refuses);
+  - ``SELECTEDCOLUMNS``, then a count N and N flags 0 or 1: the file's
+    solutions have N columns, the matrix's columns are those flagged 1 (in
+    order), and a column flagged 0 is 0 in every solution;
+  - any other section (the group data of Kramer–Mesner files: generators,
+    orbit representatives, ``ASCII`` … ``ASCIIEND`` blocks) is skipped, as
+    solvediophant skips it, and so are numbers left over in a section
+    after the ones it counts.
+
+  A comment line ``% FREERHS`` before the header (solutions of
+  ``A x = λ b`` for any integer λ) is refused; the other directives
+  (``% stopafter``, ``% stoploops``, ``% cutafter``) tune solvediophant's
+  run or output only, and are comments here.
 - ``.npz`` with integer arrays ``A`` (m × n) and ``b`` (m), read with
   ``allow_pickle=False``.
 
@@ -14,15 +36,53 @@ from __future__ import annotations
 
 import os
 import zipfile
+from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
 from indexset.errors import InputError
 from indexset.search.system import System, plain_system
 
+ZIP_MAGIC = b"PK\x03\x04"
+"""The first bytes of a zip archive, hence of an ``.npz`` file."""
+
+_SKIPPED_BLOCK = ("ASCII", "ASCIIEND")
+"""Keywords opening and closing a block whose lines are skipped whatever they start with."""
+
+
+@dataclass(frozen=True)
+class SystemFile:
+    """A 0/1 system read from a file, and where its unknowns sit among the file's columns.
+
+    Attributes
+    ----------
+    system : System
+        The system to decide: one unknown per column that can be 1.
+    columns : tuple of int
+        The file's column (counted from 0) of each unknown of ``system``.
+    width : int
+        The number of columns of the file's solutions; columns not in
+        ``columns`` (not selected, or bound 0) are 0 in every solution.
+    """
+
+    system: System
+    columns: tuple[int, ...]
+    width: int
+
+    def vector(self, support) -> list[int]:
+        """The file's 0/1 solution vector for a support among ``system``'s unknowns."""
+        z = [0] * self.width
+        for i in support:
+            z[self.columns[i]] = 1
+        return z
+
 
 def load_system(path) -> System:
-    """Read a plain 0/1 system from a ``.dat`` or ``.npz`` file.
+    """Read a plain 0/1 system from a solvediophant / QOBLIB text file or an ``.npz``.
+
+    The unknowns are the columns that can be 1 (see :func:`load_system_file`
+    for where they sit among the file's columns).
 
     Parameters
     ----------
@@ -38,48 +98,212 @@ def load_system(path) -> System:
     InputError
         Missing or unreadable file, unknown format, malformed content.
     """
+    return load_system_file(path).system
+
+
+def load_system_file(path) -> SystemFile:
+    """Read a system file: the system and the map of its unknowns to the file's columns.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    SystemFile
+
+    Raises
+    ------
+    InputError
+        Missing or unreadable file, unknown format, malformed content, or a
+        file asking for more than 0/1 unknowns.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise InputError(path, "no such file")
-    if path.endswith(".npz"):
-        A, b = _read_npz(path)
-    elif path.endswith(".dat") or path.endswith(".txt"):
-        A, b = _read_dat(path)
-    else:
-        raise InputError(path, "unknown system format: expected a QOBLIB .dat file or an .npz with arrays A and b")
-    return plain_system(A, b)
-
-
-def _read_dat(path: str) -> tuple[list, list]:
-    """QOBLIB market split format (Python ints, so any size is exact)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = [line.split() for line in handle if line.strip() and not line.lstrip().startswith("#")]
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
         raise InputError(path, f"cannot read the file: {exc}") from None
-    if not lines:
-        raise InputError(path, "empty system file: expected a line 'm n'")
-    header = _ints(path, lines[0], 1)
-    if len(header) != 2 or header[0] < 0 or header[1] < 0:
-        raise InputError(path, "line 1: expected 'm n' (two nonnegative integers)")
-    m, n = header
-    if len(lines) - 1 != m:
-        raise InputError(path, f"expected {m} rows after the header, found {len(lines) - 1}")
-    A, b = [], []
-    for k, tokens in enumerate(lines[1:], start=2):
-        row = _ints(path, tokens, k)
-        if len(row) != n + 1:
-            raise InputError(path, f"row {k - 1}: expected {n} coefficients and a right-hand side, found {len(row)} numbers")
-        A.append(row[:n])
-        b.append(row[n])
-    return A, b
+    if path.endswith(".npz") or data.startswith(ZIP_MAGIC):
+        A, b = _read_npz(path)
+        system = plain_system(A, b)
+        return SystemFile(system, tuple(range(system.n)), system.n)
+    # latin-1 decodes every byte: binary junk then fails as a malformed header, and the
+    # skipped sections of Kramer–Mesner files may hold any byte.
+    return _Text(path, data.decode("latin-1").splitlines()).read()
 
 
-def _ints(path: str, tokens: list[str], line: int) -> list[int]:
-    try:
-        return [int(token) for token in tokens]
-    except ValueError:
-        raise InputError(path, f"data line {line}: not all entries are integers") from None
+class _Text:
+    """solvediophant's text format, read line by line (line numbers in messages count from 1)."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        self.at = 0  # index of the next line to read
+
+    def fail(self, problem: str, line: int | None = None) -> NoReturn:
+        raise InputError(self.path, problem if line is None else f"line {line + 1}: {problem}")
+
+    def read(self) -> SystemFile:
+        m, n = self._header()
+        A, b = self._rows(m, n)
+        bounds, selected = self._sections(m, n)
+        return self._system(A, b, bounds, selected)
+
+    def _header(self) -> tuple[int, int]:
+        for index, line in enumerate(self.lines):
+            if "% FREERHS" in line:
+                self.fail("'% FREERHS' asks for solutions of A x = λ b for any multiple λ; only A x = b is read", index)
+            if _is_comment(line):
+                continue
+            self.at = index + 1
+            tokens = line.split()
+            shape = "expected the header 'm n' or 'm n 1' (rows, columns, and 1 for the right-hand side)"
+            if len(tokens) not in (2, 3) or not all(_is_int(t) for t in tokens):
+                self.fail(f"{shape}, found {line.strip()[:40]!r}", index)
+            numbers = [int(t) for t in tokens]
+            if len(numbers) == 3 and numbers[2] != 1:
+                self.fail(f"{shape}: the third number must be 1, found {numbers[2]}", index)
+            if numbers[0] < 1 or numbers[1] < 1:
+                self.fail(f"{shape}: m and n must be positive, found {numbers[0]} and {numbers[1]}", index)
+            return numbers[0], numbers[1]
+        self.fail("empty system file: expected the header 'm n' or 'm n 1'")
+
+    def _rows(self, m: int, n: int) -> tuple[list, list]:
+        """m rows of n coefficients and a right-hand side; refuses numbers straight after them."""
+        width, A, b, row = n + 1, [], [], []
+        while len(A) < m:
+            if self.at >= len(self.lines):
+                self.fail(f"the file ends in row {len(A) + 1} of {m}: each row is {n} coefficients and a right-hand side")
+            index, line = self.at, self.lines[self.at]
+            self.at += 1
+            if _is_comment(line):
+                continue
+            row += self._integers(line, index, f"row {len(A) + 1} of {m}")
+            if len(row) > width:
+                self.fail(f"row {len(A) + 1} has more than the header's {n} coefficients and a right-hand side "
+                          "(a row may wrap onto further lines, but each row starts on a line of its own)", index)
+            if len(row) == width:
+                A.append(row[:n])
+                b.append(row[n])
+                row = []
+        return A, b
+
+    def _integers(self, line: str, index: int, where: str) -> list[int]:
+        tokens = line.split()
+        if "_" not in line:  # int() would read 1_000
+            try:
+                return [int(token) for token in tokens]
+            except ValueError:
+                pass
+        bad = next(token for token in tokens if not _is_int(token))
+        self.fail(f"{bad[:20]!r} in {where} is not an integer", index)
+
+    def _sections(self, m: int, n: int) -> tuple[list | None, list | None]:
+        """BOUNDS and SELECTEDCOLUMNS after the rows; other sections are skipped."""
+        found, keyword = {}, None
+        while self.at < len(self.lines):
+            index, line = self.at, self.lines[self.at]
+            self.at += 1
+            tokens = line.split()
+            if not tokens or _is_comment(line):
+                continue
+            if not tokens[0][0].isalpha():
+                if keyword is None:
+                    self.fail(f"numbers after the {m} rows the header announces: check its m "
+                              "(a section after the rows starts with its keyword, such as BOUNDS)", index)
+                continue  # left over in a section, as solvediophant leaves them
+            keyword = tokens[0]
+            if keyword in found:
+                self.fail(f"a second {keyword} section", index)
+            if keyword == "BOUNDS":
+                found[keyword] = self._bounds(tokens, n, index)
+            elif keyword == "SELECTEDCOLUMNS":
+                found[keyword] = self._selection(tokens, index)
+            elif keyword == _SKIPPED_BLOCK[0]:
+                self._skip_block()
+            elif "BOUNDS" in line or "SELECTEDCOLUMNS" in line:  # solvediophant would read such a line as the section
+                self.fail(f"a line starting {keyword[:30]!r} names BOUNDS or SELECTEDCOLUMNS; each section starts with its keyword", index)
+        return found.get("BOUNDS"), found.get("SELECTEDCOLUMNS")
+
+    def _bounds(self, tokens: list[str], n: int, index: int) -> list[int]:
+        if len(tokens) != 2 or not _is_int(tokens[1]):
+            self.fail("expected 'BOUNDS k' with k the number of bounds that follow", index)
+        count = int(tokens[1])
+        if count != n:
+            self.fail(f"BOUNDS {count}: one bound per column is needed ({n}); solvediophant leaves columns "
+                      "without a bound unbounded, and only 0/1 unknowns are read", index)
+        numbers = self._numbers("BOUNDS")
+        bounds = [next(numbers) for _ in range(count)]
+        for column, bound in enumerate(bounds):
+            if bound not in (0, 1):
+                self.fail(f"BOUNDS: column {column} (counted from 0) has bound {bound}; only 0/1 unknowns are read "
+                          "(bound 1, or 0 for an unknown fixed at 0)", index)
+        return bounds
+
+    def _selection(self, tokens: list[str], index: int) -> list[int]:
+        if len(tokens) != 1:
+            self.fail("expected SELECTEDCOLUMNS alone on its line, then the count N and N flags", index)
+        numbers = self._numbers("SELECTEDCOLUMNS")
+        count = next(numbers)
+        if count < 1:
+            self.fail(f"SELECTEDCOLUMNS: the count must be positive, found {count}", index)
+        flags = [next(numbers) for _ in range(count)]
+        if any(flag not in (0, 1) for flag in flags):
+            self.fail("SELECTEDCOLUMNS: every flag must be 0 or 1", index)
+        return flags
+
+    def _numbers(self, section: str):
+        """The integers of a section, across lines; what is left of the line where the reader stops is left over."""
+        while True:
+            if self.at >= len(self.lines):
+                self.fail(f"{section}: the file ends before all of its numbers")
+            index, line = self.at, self.lines[self.at]
+            tokens = line.split()
+            if tokens and tokens[0][0].isalpha():
+                self.fail(f"{section}: the next section starts before all of its numbers", index)
+            self.at += 1
+            if _is_comment(line):
+                continue
+            yield from self._integers(line, index, section)
+
+    def _skip_block(self) -> None:
+        """Skip an ``ASCII`` … ``ASCIIEND`` block (its lines may start with anything)."""
+        while self.at < len(self.lines):
+            line = self.lines[self.at]
+            self.at += 1
+            if line.split()[:1] == [_SKIPPED_BLOCK[1]]:
+                return
+
+    def _system(self, A: list, b: list, bounds: list | None, selected: list | None) -> SystemFile:
+        n = len(A[0])
+        if selected is None:
+            selected = [1] * n
+        positions = [column for column, flag in enumerate(selected) if flag]
+        if len(positions) != n:
+            self.fail(f"SELECTEDCOLUMNS flags {len(positions)} columns, but the rows have {n}")
+        keep = [j for j in range(n) if bounds is None or bounds[j] == 1]
+        if not keep:
+            self.fail("every bound is 0: no unknown is left to decide")
+        if len(keep) < n:
+            A = [[row[j] for j in keep] for row in A]
+        # The entries are Python ints already: plain_system's conversion of each would only cost time.
+        M = np.empty((len(A), len(keep)), dtype=object)
+        M[:] = A
+        system = System(M, np.array(b, dtype=object), None, list(range(len(b))))
+        return SystemFile(system, tuple(positions[j] for j in keep), len(selected))
+
+
+def _is_comment(line: str) -> bool:
+    stripped = line.lstrip()
+    return not stripped or stripped[0] in "%#"
+
+
+def _is_int(token: str) -> bool:
+    digits = token[1:] if token[:1] in "+-" else token
+    return digits.isascii() and digits.isdigit()
 
 
 def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray]:
