@@ -22,7 +22,10 @@ requested method on it:
 Every answer is checked against the exact verifier and against the other
 methods (and the constructor's planted S or brute-force certificate): a
 contradiction is recorded in the report's ``disagreements``, never
-averaged away. Library code: nothing here prints.
+averaged away. On degenerate weights the pipeline may answer "absorbable"
+with a witness block and no S (MATH.md §7): status ``absorbable_witness``,
+solved, the witness re-checked against the block on random points, and a
+contradiction if some S does satisfy (★). Library code: nothing here prints.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import numpy as np
 import indexset.workflows.construct as construct
 from indexset.errors import InputError
 from indexset.exact.verify import verify
+from indexset.exact.witness import check_forward, result_witness
 from indexset.model.files import atomic_write
 from indexset.search import bkz
 from indexset.search.engines import brute, cpsat
@@ -51,8 +55,11 @@ from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
 METHODS = BENCH_METHODS
 """Methods a sweep can run (see the module docstring)."""
 
-FAMILIES = BENCH_FAMILIES
-"""Instance families a sweep can draw from."""
+FAMILIES = BENCH_FAMILIES + tuple(name for name in ("low_precision",) if name not in BENCH_FAMILIES)
+"""Instance families a sweep can draw from (the command line offers ``BENCH_FAMILIES``)."""
+
+UNPLANTED = ("hard", "low_precision")
+"""Families whose sweeps may draw unplanted instances (``plant``)."""
 
 ABLATE = {"pipeline": (), "no-prune": ("prune",), "no-lattice": ("lattice",)}
 """The ``solve(..., ablate=...)`` argument of each pipeline method."""
@@ -61,6 +68,8 @@ FLOAT_EXACT = 2**53
 """MILP gets the system only when every |coefficient| is below this."""
 
 FEASIBLE = "feasible"
+WITNESS = "absorbable_witness"
+"""Absorbable by a witness block although no index set S satisfies (★) (degenerate weights, MATH.md §7)."""
 INFEASIBLE = "infeasible"
 INFEASIBLE_FLOAT = "infeasible_float"
 TIMEOUT = "timeout"
@@ -70,10 +79,13 @@ UNVERIFIED_HIT = "unverified_hit"
 ERROR = "error"
 INTERRUPTED = "interrupted"
 
-DECIDED = (FEASIBLE, INFEASIBLE, INFEASIBLE_FLOAT)
+DECIDED = (FEASIBLE, WITNESS, INFEASIBLE, INFEASIBLE_FLOAT)
 """Statuses counted as solved (``infeasible_float`` is a claim, kept apart in the JSON)."""
 
 NEGATIVE = (INFEASIBLE, INFEASIBLE_FLOAT)
+
+NO_S = (*NEGATIVE, WITNESS)
+"""Statuses that say no index set S satisfies (★): a verified S contradicts them."""
 
 
 # =================================================================== sweep
@@ -89,15 +101,16 @@ class Sweep:
         Widths n, each ≥ d.
     seeds : list of int
         Constructor seeds.
-    family : {"planted", "random", "hard"}
+    family : {"planted", "random", "hard", "low_precision"}
     range : int or None
-        Entries in [−range, range] (planted, random); None: the
-        constructor's default. Not used by ``hard`` (it derives the range
-        from the density).
+        Entries in [−range, range] (planted, random; low_precision: the
+        integer parts, at scale 1); None: the constructor's default. Not
+        used by ``hard`` (it derives the range from the density).
     density : float or None
         ``hard`` only: target density (None: the constructor's default).
     plant : bool
-        ``hard`` only: plant an index set (False: probable negatives).
+        ``hard`` and ``low_precision``: plant an index set (False: ``hard``
+        draws probable negatives, ``low_precision`` uniform weights).
     methods : tuple of str
     time_limit : float
         Seconds per run.
@@ -136,8 +149,8 @@ class Sweep:
             raise InputError("range", "family hard derives the range from --density; leave --range out")
         if self.family != "hard" and self.density is not None:
             raise InputError("density", "only family hard takes a density")
-        if self.family != "hard" and not self.plant:
-            raise InputError("plant", "only family hard takes --unplanted (random is the unplanted family)")
+        if self.family not in UNPLANTED and not self.plant:
+            raise InputError("plant", f"only families {' and '.join(UNPLANTED)} take --unplanted (random is the unplanted family)")
         if self.range is not None and self.range < 1:
             raise InputError("range", f"range must be ≥ 1, got {self.range}")
 
@@ -146,10 +159,10 @@ class Sweep:
         options = {"d": self.d, "n": n, "seed": seed}
         if self.range is not None:
             options["range"] = self.range
-        if self.family == "hard":
+        if self.family in UNPLANTED:
             options["plant"] = self.plant
-            if self.density is not None:
-                options["density"] = self.density
+        if self.family == "hard" and self.density is not None:
+            options["density"] = self.density
         return options
 
     def to_json(self) -> dict:
@@ -283,9 +296,19 @@ def _checked_hit(instance, support, reason: str, note: str = "") -> dict:
     return _outcome(UNVERIFIED_HIT, support, False, note="claimed S fails the exact verifier", reason=reason)
 
 
+def _checked_witness(instance, result) -> dict:
+    """An "absorbable" answer without S, its witness block re-checked against the block on random points."""
+    check = check_forward(instance, result_witness(instance, result))
+    if check.ok:
+        return _outcome(WITNESS, verified=True, note=f"no S; witness block: {check.describe()}", reason=result.reason)
+    return _outcome(UNVERIFIED_HIT, note=f"the witness block fails the forward check: {check.describe()}", reason=result.reason)
+
+
 def _run_pipeline(instance, time_limit, ablate, stop) -> dict:
     result = solve(instance, time_limit=time_limit, ablate=ablate, stop=stop)
-    if result.status == "absorbable":
+    if result.status == "absorbable" and result.index_set is None:
+        outcome = _checked_witness(instance, result)
+    elif result.status == "absorbable":
         outcome = _checked_hit(instance, result.index_set, result.reason)
     elif result.status == "not_absorbable":
         outcome = _outcome(INFEASIBLE, reason=result.reason)
@@ -480,9 +503,10 @@ def find_disagreements(runs: list, references: list) -> list:
     """Contradictions between methods, the verifier and the constructor.
 
     Kinds: ``contradiction`` (a verified S exists, planted or found, but a
-    method answered infeasible, or a brute-force-certified negative has a
-    verified S), ``unverified_hit`` (a method's S fails the exact
-    verifier), ``error`` (a method crashed).
+    method answered infeasible or absorbable by a witness without S, or a
+    brute-force-certified negative has a verified S), ``unverified_hit`` (a
+    method's S fails the exact verifier, or its witness block the forward
+    check), ``error`` (a method crashed).
 
     Returns
     -------
@@ -501,7 +525,7 @@ def _point_problems(ref: dict, runs: list) -> list:
     point = {k: ref[k] for k in ("family", "d", "n", "seed", "params")}
     problems = []
     yes = [r for r in runs if r["status"] == FEASIBLE and r["verified"]]
-    no = [r for r in runs if r["status"] in NEGATIVE]
+    no = [r for r in runs if r["status"] in NO_S]
     witnesses = [{"by": r["method"], "S": r["index_set"]} for r in yes]
     if ref["planted_S"] is not None and ref["planted_verified"]:
         witnesses.append({"by": "constructor (planted S)", "S": ref["planted_S"]})
@@ -569,7 +593,7 @@ def _family_flags(sweep: Sweep) -> list:
         flags += ["--range", str(sweep.range)]
     if sweep.density is not None:
         flags += ["--density", str(sweep.density)]
-    if sweep.family == "hard" and not sweep.plant:
+    if sweep.family in UNPLANTED and not sweep.plant:
         flags.append("--unplanted")
     return flags
 

@@ -14,6 +14,7 @@ import json
 import pytest
 
 from indexset.cli.main import main
+from indexset.errors import InputError
 from indexset.exact.verify import verify
 from indexset.search.engines.brute import absorbing_sets_brute
 from indexset.workflows import bench, construct
@@ -144,3 +145,60 @@ def test_contradictions_are_reported():
     assert problems[0]["infeasible"][0]["method"] == "milp"
     wrong = bench.find_disagreements([_fake_run("cpsat-plain", bench.UNVERIFIED_HIT, [0, 1])], [ref])
     assert [p["kind"] for p in wrong] == ["unverified_hit"]
+
+
+# --------------------------------------------------- low-precision family
+@pytest.fixture(scope="module", params=[True, False], ids=["planted", "unplanted"])
+def low_precision_sweep(request):
+    """A tiny ternary sweep, planted or not (run through the library: its report and its sweep)."""
+    sweep = bench.Sweep(d=3, widths=[6, 12], seeds=[0, 1], family="low_precision", plant=request.param,
+                        methods=("pipeline", "brute"), time_limit=20)
+    return sweep, bench.run_sweep(sweep, warmup=False)
+
+
+def test_low_precision_answers_agree_with_brute_force(low_precision_sweep):
+    sweep, report = low_precision_sweep
+    assert report["disagreements"] == []
+    assert len(report["runs"]) == 2 * 2 * 2
+    for run in report["runs"]:
+        instance = construct.low_precision(d=3, n=run["n"], seed=run["seed"], plant=sweep.plant)
+        assert run["params"] == json.loads(instance.metadata["params"])
+        truth = absorbing_sets_brute(instance)
+        if truth:
+            assert run["status"] == bench.FEASIBLE and verify(instance, run["index_set"]).holds, run
+        else:
+            assert run["status"] in (bench.INFEASIBLE, bench.WITNESS), run
+            assert run["verified"] == (run["status"] == bench.WITNESS)
+        if sweep.plant:
+            assert instance.planted in truth
+    assert all(row["solved"] == row["runs"] == 2 for row in report["summary"])
+
+
+def test_low_precision_is_plotted_and_rebuilt_by_its_commands(low_precision_sweep, tmp_path):
+    from indexset.workflows.plots import plot_report
+
+    sweep, report = low_precision_sweep
+    png = tmp_path / "low_precision.png"
+    plot_report(report, png)
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    run = report["runs"][0]
+    assert run["construct"].startswith("indexset construct low_precision --d 3 --n 6 ")
+    assert ("--unplanted" in run["construct"]) == (not sweep.plant) == ("--unplanted" in run["rerun"])
+    argv = run["construct"].split()[1:]
+    argv[argv.index("-o") + 1] = str(tmp_path / "point.npz")
+    assert main(argv) == 0
+
+
+def test_a_witness_without_s_contradicts_a_verified_s():
+    instance = construct.low_precision(d=3, n=12, seed=0)
+    ref = bench.reference(bench.Sweep(d=3, widths=[12], seeds=[0], family="low_precision"), 12, 0, instance)
+    assert ref["planted_verified"]
+    problems = bench.find_disagreements([_fake_run("pipeline", bench.WITNESS, None, True) | {"n": 12}], [ref])
+    assert [p["kind"] for p in problems] == ["contradiction"]
+
+
+def test_only_hard_and_low_precision_sweeps_may_be_unplanted():
+    bench.Sweep(d=2, widths=[6], seeds=[0], family="low_precision", plant=False).validate()
+    with pytest.raises(InputError) as caught:
+        bench.Sweep(d=2, widths=[6], seeds=[0], family="planted", plant=False).validate()
+    assert caught.value.source == "plant"
