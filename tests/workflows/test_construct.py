@@ -367,3 +367,21 @@ def test_a_spec_is_validated_once_and_frozen():
         spec.d = 4
     family = construct.family("planted")
     assert np.array_equal(family.make(spec).W_up, construct.planted(d=3, n=10).W_up)
+
+
+def test_stack_with_mhc_skips_shares_one_denominator(tmp_path):
+    from indexset.exact.witness import check_forward, witness
+    from indexset.model.loading import load_any
+    from indexset.model.stack import Stack
+
+    for seed in range(3):
+        built = construct.stack(layers=3, d=3, n=9, skip="mhc", seed=seed)
+        assert len({block.denominator for block in built.blocks}) == 1
+        assert len({str(block.skip.tolist()) for block in built.blocks}) > 1  # each block draws its own mixing
+        for block, index_set in zip(built.blocks, built.metadata["planted_S"]):
+            assert verify(block, [int(i) for i in index_set]).holds
+        witnesses = Stack([witness(b, b.planted) for b in built.blocks])
+        assert check_forward(built, witnesses).ok
+        path = tmp_path / f"stack{seed}.npz"
+        construct.write_reproducible(built, path)
+        assert [b.denominator for b in load_any(path).blocks] == [b.denominator for b in built.blocks]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,9 @@ def make_stack(spec: StackSpec) -> Stack:
         blocks = [make(kind(seed=s, **shared)) for s in spec.block_seeds()]
         return Stack(blocks, {"params": np.array(meta)}, "construct stack")
     blocks = [make_planted(PlantedSpec(k=spec.k, seed=s, **shared)) for s in spec.block_seeds()]
+    common = math.lcm(*(b.denominator for b in blocks))
+    if any(b.denominator != common for b in blocks):  # mhc skips differ from block to block, and so do their smallest q
+        blocks = [make_planted(PlantedSpec(k=spec.k, seed=s, denominator=common, **shared)) for s in spec.block_seeds()]
     _same_denominator(blocks)
     built = Stack(blocks, {"planted_S": np.array([b.planted for b in blocks], dtype=np.int64),
                            "params": np.array(meta)}, "construct stack")
@@ -94,6 +98,6 @@ def make_stack(spec: StackSpec) -> Stack:
 
 
 def _same_denominator(blocks) -> None:
-    """Blocks of one stack file share one denominator (the rule depends only on A and c)."""
+    """Blocks of one stack file share one denominator."""
     if len({b.denominator for b in blocks}) != 1:
         raise RuntimeError("bug: planted blocks of one stack came out with different denominators")
