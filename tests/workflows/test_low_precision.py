@@ -196,3 +196,10 @@ def test_cli_bad_option_exits_2_and_writes_nothing(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("indexset: error:") and done.stderr.count("\n") == 1
     assert not path.exists()
+
+
+def test_cli_offers_every_degeneracy():
+    from indexset.cli.construct import LOW_PRECISION_DEGENERACY
+    from indexset.workflows.construct.low_precision import DEGENERACY
+
+    assert LOW_PRECISION_DEGENERACY == DEGENERACY
