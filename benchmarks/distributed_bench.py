@@ -7,7 +7,7 @@ same exact reduction and basis choice:
 
 - ``single``: the lattice engine in this process, one thread (the sequential run);
 - ``threads-2``: the same engine with two threads sharing subtrees (for comparison);
-- ``dask-1``, ``dask-2``: the split search (:mod:`indexset.search.distributed`) on a
+- ``dask-1``, ``dask-2``: the split search (:mod:`indexset.search.split`) on a
   ``LocalCluster`` of 1 or 2 worker processes, startup timed apart.
 
 From the per-part seconds of ``dask-1`` (one part at a time, no contention)
@@ -28,8 +28,8 @@ import os
 import platform
 import time
 
-from indexset.search.distributed import Cluster
-from indexset.search.engines import lattice
+from indexset.search import lattice
+from indexset.search.cluster import Cluster
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system
 from indexset.workflows import construct

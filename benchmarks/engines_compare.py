@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from indexset.search.engines import cpsat, lattice
+from indexset.search import lattice
+from indexset.search.engines import cpsat
 from indexset.search.portfolio import run_portfolio
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system, plain_system

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from indexset.search.engines import lattice
+from indexset.search import lattice
 from indexset.search.reduce import reduce_system
 from indexset.search.system import System
 from indexset.search.systemfile import load_system

@@ -17,13 +17,13 @@ a stack (``find_all``, ``tol``) are refused there, not ignored.
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
+from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.exact.verify import verify
@@ -32,7 +32,7 @@ from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.search.decide import BRUTE_WIDTH, Clock, decide_system
+from indexset.search.decide import BRUTE_WIDTH, decide_system
 from indexset.search.system import build_system
 from indexset.theory import stacks
 from indexset.theory.degenerate import decide_degenerate
@@ -59,9 +59,11 @@ class Options:
     progress: object = None
     ablate: frozenset = frozenset()
     cluster: object = None
+    engine_options: tuple = ()
 
 
-def solve(obj, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=(), cluster=None) -> Result:
+def solve(obj, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None, seed=0, engines=None, stop=None, progress=None, ablate=(), cluster=None,
+          lattice_tuning=None) -> Result:
     """Decide whether a block, hyper-connection layer or stack can absorb its skip connection.
 
     Parameters
@@ -93,9 +95,11 @@ def solve(obj, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None
         test or split), ``lattice`` (no exact reduction: no kernel
         coordinates for CP-SAT, no lattice engine), ``gram`` (no Gram path).
         Answers stay correct; only speed changes.
-    cluster : indexset.search.distributed.Cluster, optional
+    cluster : indexset.search.cluster.Cluster, optional
         Lets the lattice engine run a long enumeration as Dask tasks there;
         answers are the same.
+    lattice_tuning : indexset.search.lattice.LatticeTuning, optional
+        The lattice engine's tunables (speed only; answers are the same).
 
     Returns
     -------
@@ -110,7 +114,9 @@ def solve(obj, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None
         Bad options, a residual-free block, a stack with ``find_all`` or ``tol``.
     """
     options = _options(target_class, find_all, tol, seed, engines, progress, ablate, cluster)
-    clock = Clock(time_limit, stop or threading.Event())
+    if lattice_tuning is not None:
+        options = replace(options, engine_options=(("tuning", lattice_tuning),))
+    clock = Budget.of(time_limit, stop)
     if isinstance(obj, Stack):
         result = _solve_stack(obj, options, clock)
     elif isinstance(obj, Instance):
@@ -137,7 +143,7 @@ def _options(target_class, find_all, tol, seed, engines, progress, ablate, clust
 
 
 # ================================================================== stacks
-def _solve_stack(stack: Stack, options: Options, clock: Clock) -> Result:
+def _solve_stack(stack: Stack, options: Options, clock: Budget) -> Result:
     if stack.residual_free:
         raise InputError(stack.source, "the stack is residual-free (block = residual_free): there is no skip to absorb")
     if options.find_all or options.tol is not None:
@@ -153,12 +159,12 @@ def _solve_stack(stack: Stack, options: Options, clock: Clock) -> Result:
         # Each block gets an equal share of what is left.
         remaining = clock.remaining()
         share = None if remaining is None else max(remaining / (stack.L - index), 1e-3)
-        results.append(_solve_block(block, options, Clock(share, clock.stop)))
+        results.append(_solve_block(block, options, Budget.of(share, clock.stop)))
     return stacks.combine(stack, results)
 
 
 # ================================================================== blocks
-def _solve_block(instance: Instance, options: Options, clock: Clock) -> Result:
+def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
     act = instance.act
     if instance.residual_free:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
@@ -188,7 +194,7 @@ def _solve_block(instance: Instance, options: Options, clock: Clock) -> Result:
     return _by_index_sets(instance, verdict, options, clock, stages)
 
 
-def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Clock, stages: dict) -> Result:
+def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Budget, stages: dict) -> Result:
     """Decide (★) as a 0/1 system and turn the system's answer into the block's."""
     began = time.perf_counter()
     system = build_system(instance, options.tol)
@@ -199,10 +205,10 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
         return rank["text"] if rank["applies"] else None
 
     decided = decide_system(
-        system, find_all=options.find_all, min_size=instance.d, clock=clock, seed=options.seed, engines=options.engines,
+        system, find_all=options.find_all, min_size=instance.d, budget=clock, seed=options.seed, engines=options.engines,
         progress=options.progress, cluster=options.cluster, prune_system="prune" not in options.ablate,
         use_lattice="lattice" not in options.ablate, check_fixed=rank_test if options.tol is None else None,
-        brute_width=BRUTE_WIDTH if not options.ablate else 0,
+        brute_width=BRUTE_WIDTH if not options.ablate else 0, engine_options=dict(options.engine_options),
     )
     for key in ("reduce", "prune", "engines", "search"):
         if key in decided.stages:
@@ -230,7 +236,7 @@ def _proof(decided: Result, tol, d: int) -> str:
 class _Verdict:
     """Turns facts about index sets into a verdict about the block, for its class."""
 
-    def __init__(self, instance: Instance, degeneracy, stages: dict, options: Options, clock: Clock) -> None:
+    def __init__(self, instance: Instance, degeneracy, stages: dict, options: Options, clock: Budget) -> None:
         self.instance, self.degeneracy, self.stages = instance, degeneracy, stages
         self.options, self.clock = options, clock
 

@@ -1,8 +1,8 @@
 """The one place where Numba flags are set for every kernel.
 
 Kernels compile (or load from Numba's cache) at their first call, not at
-import: importing Numba and initialising its CPU target costs 0.65–0.8 s
-here, more than a whole small search, which can run a kernel's Python source
+import: importing Numba and initialising its CPU target costs more than a
+whole small search, which can run a kernel's Python source
 (:attr:`Kernel.py_func`) or a NumPy path instead and never load Numba.
 """
 
@@ -76,8 +76,8 @@ def _import_numba():
     At its first compile or cache load Numba imports ``numba.np.arraymath``,
     which calls ``numba.np.linalg.ensure_blas`` once, only to choose how it
     compiles ``np.correlate`` and ``np.convolve`` (BLAS, or its own loop,
-    equal up to rounding); that imports all of ``scipy.linalg``, about
-    0.3 s here, a third of the kernels' load. No kernel calls either, so
+    equal up to rounding); that imports all of ``scipy.linalg``, a large
+    share of the kernels' load. No kernel calls either, so
     that one import runs with Numba's ``ensure_blas`` swapped for one that
     reports BLAS missing, and the original is put back straight after, in
     both modules: Numba's linear algebra, which calls it again when it

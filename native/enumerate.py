@@ -1,6 +1,6 @@
 """Schnorr–Euchner enumeration of lattice points in the box [−1, 1]^N.
 
-The lattice engine (:mod:`indexset.engines.lattice`) turns ``M z = t`` over
+The lattice engine (:mod:`indexset.search.lattice`) turns ``M z = t`` over
 z ∈ {0,1}^n into: find every integer x with ``w = B x − c`` in the box
 ``[−1, 1]^N`` (then every coordinate of w is ±1, an odd integer). B is a
 reduced integer basis (N × D), c a fixed target. The kernels here walk the
@@ -25,12 +25,16 @@ proves no overflow can occur, else it re-checks candidates with Python
 ints). The kernels keep all their state in arrays so a search runs in
 chunks of ``budget`` nodes and can be resumed, stopped, or reported on.
 
-Kernels take arrays and scalars only and do no validation.
+The data travel as two records Numba accepts: a :class:`Tree` (the
+basis's float and exact data and the per-level bounds, fixed for one
+walk) and a :class:`Walk` (the state of one enumeration, mutable, one per
+thread). Kernels take these records and scalars only and do no validation.
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -60,6 +64,77 @@ def fixed_point(N):
     clamp = math.sqrt(N) + 1.0
     return clamp, 2.0 ** math.floor(math.log2(2.0**30 / clamp))
 
+Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact")
+Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
+
+Fields
+------
+muT : ndarray of float64, shape (D, D)
+    Gram–Schmidt coefficients transposed, ``muT[j, l] = μ_{l,j}`` for l > j.
+rr : ndarray of float64, shape (D,)
+    Squared Gram–Schmidt norms ``‖b*_j‖²``.
+bstar : ndarray of float64, shape (D, N)
+    Gram–Schmidt vectors as rows. N (here and in cinv, chalf and the walk's
+    W) is padded to a multiple of 4 with zero columns (∞ in chalf).
+cinv, chalf : ndarray of float64, shape (D, N)
+    ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
+    lbox[i, r] = ``‖P_i e_r‖₁`` plus margin bounding ``|W_i[r]|``.
+hold : ndarray of float64, shape (D,)
+    ``‖b*_i‖₁ / ‖b*_i‖²`` plus margin: bound on ``|x_i − ctr_i|``.
+ylo, yhi : ndarray of int64, shape (D,)
+    Static bounds on every x_j.
+bound2 : ndarray of float64, shape (D,)
+    Per level i, the bound on ``lpart[i]``, the squared norm of the lattice
+    part of w projected on ``b*_i … b*_{D−1}``: the radius² (with margin) at
+    every level for the complete search; smaller on the upper levels for an
+    incomplete pruned pass (a pruning profile).
+cperp2 : float
+    ``‖c⊥‖²``: the squared norm of the part of w outside the lattice span.
+tol : float
+    Margin of the Hölder test on W_i.
+symmetric : bool
+    The target is 0 and x, −x give the same answer: enumerate one.
+coord : ndarray of int64, shape (3, D)
+    Per level: whether to apply the per-coordinate interval bounds (row 0),
+    how often they were applied (row 1) and how often they narrowed the
+    integer interval (row 2). Rows 1 and 2 are counters shared by every
+    walk of the tree (racing updates only blur a heuristic).
+basis : ndarray of int64, shape (N, D)
+offset : ndarray of int64, shape (N,)
+    Unpadded: N here is the true ambient dimension. ``w = basis·x + offset``
+    at a leaf (exact test).
+exact : bool
+    Whether int64 leaf arithmetic cannot overflow (checked by the caller).
+"""
+
+Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs")
+Walk.__doc__ = """The state of one walk of a :class:`Tree` (from :func:`new_walk`; one per thread).
+
+Fields
+------
+istate : ndarray of int64, shape (STATE_SIZE,)
+    Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts.
+x : ndarray of int64, shape (D,)
+    Coefficients fixed so far (a leaf's, after FOUND).
+ctr : ndarray of float64, shape (D,)
+    Centre of each level's interval.
+lpart : ndarray of float64, shape (D + 1,)
+    Squared norm of the lattice part fixed so far.
+W : ndarray of float64, shape (D + 1, N)
+    ``W[i]`` the part of w orthogonal to b_0 … b_{i−1}; ``W[D]`` holds −c⊥.
+lo, hi, up, dn : ndarray of int64, shape (D,)
+    Admissible interval of each level and its two zig-zag pointers.
+zflag : ndarray of bool, shape (D + 1,)
+    Whether every coefficient above the level is zero (symmetric trees).
+partsum : ndarray of float64, shape (D, D + 1)
+    Partial sums of the centres; ``partsum[:, D]`` the target coordinates
+    along each b*_j.
+stale : ndarray of int64, shape (D,)
+    Highest level whose x changed since a row of partsum was last redone.
+lows, highs : ndarray of float64, shape (N,)
+    Scratch of the per-coordinate bounds.
+"""
+
 # Layout of the int64 ``istate`` vector.
 LEVEL = 0
 PHASE = 1
@@ -69,17 +144,19 @@ STATE_SIZE = 4
 
 
 @kernel
-def _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs):
+def _coordinate_bounds(i, c, lof, hif, tree, walk):
     """Narrow ``[lof, hif]`` for x_i by ``|W_i[r]| ≤ lbox[i, r]`` for every r.
 
     W_i = W_{i+1} + (x_i − c)·b*_i gives an interval of x_i per coordinate
     (chalf = ∞ where b*_i[r] ≈ 0). Elementwise bounds first (a loop LLVM
     vectorises), then the max/min scans, whose running bound rarely changes
-    (well-predicted branches). Kept out of :func:`_enter_level`: levels that
-    skip it then run measurably faster. Counts how often the bounds remove
-    a value the others allow, so the caller can switch them off at levels
+    (well-predicted branches). Kept out of :func:`_enter_level`: levels
+    that skip it then run faster. Counts how often the bounds remove a
+    value the others allow, so the caller can switch them off at levels
     where they never do.
     """
+    W, cinv, chalf, coord = walk.W, tree.cinv, tree.chalf, tree.coord
+    lows, highs = walk.lows, walk.highs
     N = W.shape[1]
     coord[1, i] += 1
     plain_low = math.ceil(lof - 1e-9)
@@ -99,22 +176,23 @@ def _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs):
 
 
 @kernel
-def _empty(i, lo, hi, up, dn):
+def _empty(i, walk):
     """Mark level i as having no admissible value (both pointers out of range)."""
-    lo[i] = 1
-    hi[i] = 0
-    up[i] = 1
-    dn[i] = 0
+    walk.lo[i] = 1
+    walk.hi[i] = 0
+    walk.up[i] = 1
+    walk.dn[i] = 0
 
 
 @kernel
-def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def _enter_level(i, tree, walk):
     """Centre and admissible integer interval of x_i, given x_{i+1..D−1}.
 
-    The hot loop of :func:`enumerate_box` carries a hand-inlined copy of
-    this body (keep the two in step); this function serves the cold paths
-    (the root, :func:`start_below`, :func:`estimate_tree`).
+    The cold paths (the root, :func:`start_below`, :func:`estimate_tree`)
+    call it; the hot loop of :func:`enumerate_box` carries the same body
+    written out (see the comment there).
     """
+    x, stale, partsum, muT = walk.x, walk.stale, walk.partsum, tree.muT
     # Centre by partial sums: only the entries whose x changed are redone
     # (amortised O(1) instead of O(D) per node, as in fplll).
     top = stale[i]
@@ -124,47 +202,48 @@ def _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coo
         stale[i - 1] = top
     stale[i] = i
     c = partsum[i, i + 1]
-    ctr[i] = c
-    rem = bound2[i] - lpart[i + 1]
+    walk.ctr[i] = c
+    rem = tree.bound2[i] - walk.lpart[i + 1]
     if rem < 0.0:
-        _empty(i, lo, hi, up, dn)
+        _empty(i, walk)
         return
-    half = math.sqrt(rem / rr[i])
-    if hold[i] < half:
-        half = hold[i]
+    half = math.sqrt(rem / tree.rr[i])
+    if tree.hold[i] < half:
+        half = tree.hold[i]
     lof = c - half
     hif = c + half
-    if coord[0, i]:
-        lof, hif = _coordinate_bounds(i, c, lof, hif, W, cinv, chalf, coord, lows, highs)
+    if tree.coord[0, i]:
+        lof, hif = _coordinate_bounds(i, c, lof, hif, tree, walk)
     if lof > hif:
-        _empty(i, lo, hi, up, dn)
+        _empty(i, walk)
         return
     low = math.ceil(lof - 1e-9)
     high = math.floor(hif + 1e-9)
-    if low < ylo[i]:
-        low = ylo[i]
-    if high > yhi[i]:
-        high = yhi[i]
-    if symmetric and zflag[i + 1] and low < 0:
+    if low < tree.ylo[i]:
+        low = tree.ylo[i]
+    if high > tree.yhi[i]:
+        high = tree.yhi[i]
+    if tree.symmetric and walk.zflag[i + 1] and low < 0:
         # ±v give the same solution: keep the top nonzero coefficient > 0.
         low = 0
-    lo[i] = low
-    hi[i] = high
+    walk.lo[i] = low
+    walk.hi[i] = high
     m = round(c)
     if m < low:
         m = low
     if m > high:
         m = high
-    up[i] = m
-    dn[i] = m - 1
+    walk.up[i] = m
+    walk.dn[i] = m - 1
 
 
 @kernel
-def _leaf_ok(x, basis, offset, exact, W, tol):
+def _leaf_ok(tree, walk):
     """Exact test that ``basis·x + offset`` is ±1 everywhere (or a float test)."""
+    basis, offset, x = tree.basis, tree.offset, walk.x
     N = basis.shape[0]
     D = basis.shape[1]
-    if exact:
+    if tree.exact:
         for r in range(N):
             s = offset[r]
             for j in range(D):
@@ -173,58 +252,22 @@ def _leaf_ok(x, basis, offset, exact, W, tol):
                 return False
         return True
     for r in range(N):
-        a = abs(W[0, r])
+        a = abs(walk.W[0, r])
         if a < 1.0 - 1e-3 or a > 1.0 + 1e-3:
             return False
     return True
 
 
 @kernel
-def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, tol, symmetric, coord, basis, offset, exact, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs, floor, split, budget):
+def enumerate_box(tree, walk, floor, split, budget):
     """Run the enumeration for at most ``budget`` nodes.
 
     Parameters
     ----------
-    muT : ndarray of float64, shape (D, D)
-        Gram–Schmidt coefficients transposed, ``muT[j, l] = μ_{l,j}`` for l > j.
-    rr : ndarray of float64, shape (D,)
-        Squared Gram–Schmidt norms ``‖b*_j‖²``.
-    bstar : ndarray of float64, shape (D, N)
-        Gram–Schmidt vectors as rows. N (here and in cinv, chalf, W) is
-        padded to a multiple of 4 with zero columns (∞ in chalf).
-    cinv, chalf : ndarray of float64, shape (D, N)
-        ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
-        lbox[i, r] = ``‖P_i e_r‖₁`` plus margin bounding ``|W_i[r]|``.
-    hold : ndarray of float64, shape (D,)
-        ``‖b*_i‖₁ / ‖b*_i‖²`` plus margin: bound on ``|x_i − ctr_i|``.
-    ylo, yhi : ndarray of int64, shape (D,)
-        Static bounds on every x_j.
-    bound2 : ndarray of float64, shape (D,)
-        Per level i, the bound on ``lpart[i]``, the squared norm of the
-        lattice part of w projected on ``b*_i … b*_{D−1}``: the radius²
-        (with margin) at every level for the complete search; smaller on
-        the upper levels for an incomplete pruned pass (a pruning profile).
-    cperp2 : float
-        ``‖c⊥‖²``: the squared norm of the part of w outside the lattice span.
-    tol : float
-        Margin of the Hölder test on W_i.
-    symmetric : bool
-        The target is 0 and x, −x give the same answer: enumerate one.
-    coord : ndarray of int64, shape (3, D)
-        Per level: whether to apply the per-coordinate interval bounds (row
-        0), how often they were applied (row 1) and how often they narrowed
-        the integer interval (row 2).
-    basis : ndarray of int64, shape (N, D)
-    offset : ndarray of int64, shape (N,)
-        Unpadded: N here is the true ambient dimension.
-        ``w = basis·x + offset`` at a leaf (exact test).
-    exact : bool
-        Whether int64 leaf arithmetic cannot overflow (checked by the caller).
-    istate : ndarray of int64, shape (STATE_SIZE,)
-        Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts.
-    x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs : ndarray
-        Search state and scratch from :func:`new_state`; ``W[D]`` holds −c⊥ and
-        ``partsum[:, D]`` the target coordinates along each b*_j.
+    tree : Tree
+        The basis, its float data and the per-level bounds.
+    walk : Walk
+        The state from :func:`new_walk` (or :func:`start_below`), advanced in place.
     floor : int
         Levels ≥ floor are fixed (D: the whole tree; else the state comes
         from :func:`start_below` and only that subtree is searched).
@@ -237,9 +280,14 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
     Returns
     -------
     int
-        RUNNING, FOUND (x holds a leaf that passed the leaf test), PREFIX
-        (x[split:] holds a node of level ``split``) or DONE.
+        RUNNING, FOUND (``walk.x`` holds a leaf that passed the leaf test),
+        PREFIX (``walk.x[split:]`` holds a node of level ``split``) or DONE.
     """
+    istate, x, ctr, lpart, W = walk.istate, walk.x, walk.ctr, walk.lpart, walk.W
+    up, dn, lo, hi, zflag, stale = walk.up, walk.dn, walk.lo, walk.hi, walk.zflag, walk.stale
+    bstar, rr, cperp2, tol, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.symmetric
+    muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
+    partsum, lows, highs = walk.partsum, walk.lows, walk.highs
     D = rr.shape[0]
     N = W.shape[1]
     clamp, scale = fixed_point(N)
@@ -247,7 +295,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
         return DONE
     if istate[PHASE] == 0:
         zflag[D] = True
-        _enter_level(D - 1, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(D - 1, tree, walk)
         istate[LEVEL] = D - 1
         istate[PHASE] = 1
     i = istate[LEVEL]
@@ -301,15 +349,17 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
             if symmetric and zflag[0]:
                 continue  # the zero vector
             istate[LEAVES] += 1
-            if _leaf_ok(x, basis, offset, exact, W, tol):
+            if _leaf_ok(tree, walk):
                 istate[LEVEL] = 0
                 istate[NODES] += nodes
                 return FOUND
             continue
         i -= 1
-        # --- enter level i: the body of _enter_level, inlined by hand here
-        # (a call passes ~24 arrays, each with an atomic reference count
-        # up and down, which cost more than the work itself).
+        # --- enter level i: the body of _enter_level, written out here. Inlined
+        # by Numba instead (inline="always"), each access to a record's field
+        # takes and drops a reference, which costs more than the work itself
+        # (BENCHMARKS.md, "The kernel's records"). Keep the two in step;
+        # tests walk trees with both (start_below and the estimate use _enter_level).
         top = stale[i]
         for j in range(top, i, -1):
             partsum[i, j] = partsum[i, j + 1] - muT[i, j] * x[j]
@@ -331,7 +381,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
         lof = c - half
         hif = c + half
         if coord[0, i]:
-            # _coordinate_bounds, inlined by hand for the same reason.
+            # _coordinate_bounds, written out for the same reason.
             coord[1, i] += 1
             plain_low = math.ceil(lof - 1e-9)
             plain_high = math.floor(hif + 1e-9)
@@ -359,7 +409,7 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
         if high > yhi[i]:
             high = yhi[i]
         if symmetric and zflag[i + 1] and low < 0:
-            low = 0
+            low = 0  # ±v give the same solution
         lo[i] = low
         hi[i] = high
         m = round(c)
@@ -375,32 +425,33 @@ def enumerate_box(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
 
 
 @kernel
-def start_below(floor, muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
-    """Set a fresh state to the subtree below the fixed ``x[floor:]`` (floor ≥ 1).
+def start_below(floor, tree, walk):
+    """Set a fresh walk to the subtree below the fixed ``walk.x[floor:]`` (floor ≥ 1).
 
     The prefix must be a node the enumeration itself produced (status
     PREFIX), so it already passed every test. Then :func:`enumerate_box` with
     the same ``floor`` searches exactly that subtree.
     """
-    D = rr.shape[0]
+    x, ctr, lpart, W, zflag, stale = walk.x, walk.ctr, walk.lpart, walk.W, walk.zflag, walk.stale
+    D = tree.rr.shape[0]
     N = W.shape[1]
     zflag[D] = True
     for j in range(D - 1, floor - 1, -1):
-        _enter_level(j, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+        _enter_level(j, tree, walk)
         diff = x[j] - ctr[j]
         for r in range(N):
-            W[j, r] = W[j + 1, r] + diff * bstar[j, r]
-        lpart[j] = lpart[j + 1] + diff * diff * rr[j]
+            W[j, r] = W[j + 1, r] + diff * tree.bstar[j, r]
+        lpart[j] = lpart[j + 1] + diff * diff * tree.rr[j]
         zflag[j] = zflag[j + 1] and x[j] == 0
         if j > 0 and stale[j - 1] < j:
             stale[j - 1] = j
-    _enter_level(floor - 1, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
-    istate[LEVEL] = floor - 1
-    istate[PHASE] = 1
+    _enter_level(floor - 1, tree, walk)
+    walk.istate[LEVEL] = floor - 1
+    walk.istate[PHASE] = 1
 
 
-def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
-    """Fresh state arrays for :func:`enumerate_box`.
+def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> Walk:
+    """A fresh :class:`Walk` of a tree with D levels and (padded) ambient dimension N.
 
     Parameters
     ----------
@@ -410,44 +461,41 @@ def new_state(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> tuple:
         W at the top of the tree (−c⊥, the part of −c outside the lattice span).
     tgt : ndarray of float64, shape (D,)
         Coordinates of the target c along each b*_j.
-
-    Returns
-    -------
-    tuple
-        ``(istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)``.
     """
     W = np.zeros((D + 1, N), dtype=np.float64)
     W[D] = top
     partsum = np.zeros((D, D + 1), dtype=np.float64)
     partsum[:, D] = tgt
-    return (
-        np.zeros(STATE_SIZE, dtype=np.int64),
-        np.zeros(D, dtype=np.int64),
-        np.zeros(D, dtype=np.float64),
-        np.zeros(D + 1, dtype=np.float64),
-        W,
-        np.zeros(D, dtype=np.int64),
-        np.zeros(D, dtype=np.int64),
-        np.zeros(D, dtype=np.int64),
-        np.zeros(D, dtype=np.int64),
-        np.zeros(D + 1, dtype=np.bool_),
-        partsum,
-        np.full(D, D - 1, dtype=np.int64),
-        np.zeros(N, dtype=np.float64),
-        np.zeros(N, dtype=np.float64),
+    return Walk(
+        istate=np.zeros(STATE_SIZE, dtype=np.int64),
+        x=np.zeros(D, dtype=np.int64),
+        ctr=np.zeros(D, dtype=np.float64),
+        lpart=np.zeros(D + 1, dtype=np.float64),
+        W=W,
+        lo=np.zeros(D, dtype=np.int64),
+        hi=np.zeros(D, dtype=np.int64),
+        up=np.zeros(D, dtype=np.int64),
+        dn=np.zeros(D, dtype=np.int64),
+        zflag=np.zeros(D + 1, dtype=np.bool_),
+        partsum=partsum,
+        stale=np.full(D, D - 1, dtype=np.int64),
+        lows=np.zeros(N, dtype=np.float64),
+        highs=np.zeros(N, dtype=np.float64),
     )
 
 
 @kernel
-def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, tol, symmetric, coord, probes, seed, istate, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs):
+def estimate_tree(tree, walk, probes, seed):
     """Knuth's estimate of the number of nodes :func:`enumerate_box` will visit.
 
     Each probe walks from the root to a dead end, choosing uniformly among
     the children that pass every test; the visited-node count along the walk,
     weighted by the product of the branching factors above, is an unbiased
     estimate of the tree size. Returns the mean over ``probes`` walks (the
-    state arrays are scratch).
+    walk's arrays are scratch).
     """
+    x, ctr, lpart, W, lo, hi, zflag, stale = walk.x, walk.ctr, walk.lpart, walk.W, walk.lo, walk.hi, walk.zflag, walk.stale
+    bstar, rr, cperp2, tol = tree.bstar, tree.rr, tree.cperp2, tree.tol
     D = rr.shape[0]
     N = W.shape[1]
     np.random.seed(seed)
@@ -460,7 +508,7 @@ def estimate_tree(muT, rr, bstar, cinv, chalf, hold, ylo, yhi, bound2, cperp2, t
         weight = 1.0
         i = D - 1
         while i >= 0:
-            _enter_level(i, muT, rr, cinv, chalf, hold, ylo, yhi, bound2, symmetric, coord, x, ctr, lpart, W, lo, hi, up, dn, zflag, partsum, stale, lows, highs)
+            _enter_level(i, tree, walk)
             if hi[i] < lo[i]:
                 break
             total += weight * (hi[i] - lo[i] + 1)

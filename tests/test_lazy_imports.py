@@ -73,19 +73,20 @@ def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outl
     path = tmp_path / "block.npz"
     instance.save(path)
     code = (
-        "import json, sys, threading, time; import indexset; import indexset.search.engines.lattice as L; "
+        "import json, sys, threading, time; import indexset; from tunings import KERNEL_WALK; "  # the kernel walks the tree
+        "import indexset.search.lattice.engine as E, indexset.search.lattice.walk as W; "
         "from indexset.search.system import build_system; "
-        "L.SMALL_TREE_NODES = L.REDUCED_TREE_NODES = L.PRUNED_WALK_NODES = L.FIRST_WALK_NODES = -1; "  # the kernel walks the tree
-        "seen = []; choose, load = L.choose_lattice, L._load_kernels\n"
+        # Spies: whether the kernels load beside the choice, and that their thread is joined, show in no result.
+        "seen = []; choose, load = E.choose_lattice, W._load_kernels\n"
         "def spy(*args):\n"
         "    seen.append(dict(loading=args[-1], threads=[thread.name for thread in threading.enumerate()]))\n"
         "    return choose(*args)\n"
         "def slow_load(lattice):\n"
         "    load(lattice); time.sleep(0.5)\n"  # a thread left unjoined would still be alive below
-        "L.choose_lattice, L._load_kernels = spy, slow_load\n"
+        "E.choose_lattice, W._load_kernels = spy, slow_load\n"
         f"system = build_system(indexset.Instance.load({str(path)!r}))\n"
-        "first = L.search(system); after_first = [thread.name for thread in threading.enumerate()]\n"
-        "second = L.search(system)\n"
+        "first = E.search(system, tuning=KERNEL_WALK); after_first = [thread.name for thread in threading.enumerate()]\n"
+        "second = E.search(system, tuning=KERNEL_WALK)\n"
         "print(json.dumps([first.index_set, first.stages['candidates'], second.index_set, seen, after_first, [thread.name for thread in threading.enumerate()]]))"
     )
     first, candidates, second, seen, after_first, after_second = json.loads(python_output(code))

@@ -45,7 +45,7 @@ def register(sub) -> None:
     parser.add_argument("--family", choices=BENCH_FAMILIES, default="planted", help="instance family (default planted)")
     parser.add_argument("--range", type=int, metavar="R", help="entries in [−R, R] (planted, random; default: the constructor's)")
     parser.add_argument("--density", type=float, help="family hard: target density (default 1)")
-    parser.add_argument("--unplanted", action="store_true", help="family hard: draw probable negatives")
+    parser.add_argument("--unplanted", action="store_true", help="families hard and low_precision: draw without planting an S")
     parser.add_argument("--methods", default="pipeline", help=f"comma list from {','.join(BENCH_METHODS)} (default pipeline)")
     parser.add_argument("--time-limit", type=float, default=30.0, metavar="S", help="seconds per run (default 30)")
     parser.add_argument("--out", metavar="JSON", help="write every run to this JSON file (default: not written)")

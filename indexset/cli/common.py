@@ -201,7 +201,7 @@ def add_cluster_options(parser, workers_help: str | None = None) -> None:
 
 
 def cluster_from_args(args):
-    """The :class:`indexset.search.distributed.Cluster` the options ask for (a context manager).
+    """The :class:`indexset.search.cluster.Cluster` the options ask for (a context manager).
 
     With neither ``--scheduler`` nor ``--workers``, a no-op context that
     yields None: the work stays in this process, in threads; the comparison
@@ -209,7 +209,7 @@ def cluster_from_args(args):
     """
     import contextlib
 
-    from indexset.search.distributed import Cluster
+    from indexset.search.cluster import Cluster
 
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers", "must be at least 1")

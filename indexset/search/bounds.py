@@ -16,12 +16,12 @@ between them: a coordinate whose LP was not solved keeps a looser bound
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 
 import flint
 import numpy as np
 
+from indexset.budget import Budget
 from indexset.rational import as_fraction, fraction_rows
 
 
@@ -55,17 +55,15 @@ LP_SECONDS = 0.1
 """HiGHS time limit of one bound LP (they take about a millisecond at n = 70)."""
 
 
-def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, deadline: float | None = None, stop=None) -> list[tuple[int, int]] | None:
+def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None) -> list[tuple[int, int]] | None:
     """Certified integer bounds ``lo_j ≤ y_j ≤ hi_j`` for every solution in the box.
 
     Parameters
     ----------
     z0 : ndarray of int, shape (n,)
     K : ndarray of int, shape (n, k), full column rank
-    deadline : float, optional
-        ``time.perf_counter()`` value after which to give up.
-    stop : threading.Event, optional
-        Give up soon after it is set.
+    budget : Budget, optional
+        Give up soon after its deadline passes or its stop is set.
 
     Returns
     -------
@@ -87,11 +85,11 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, deadline: float | None = Non
     for j in range(k):
         interval = []
         for sign in (1.0, -1.0):
-            if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= deadline):
+            if budget is not None and budget.expired():
                 return None
             c = np.zeros(k)
             c[j] = sign
-            lam = _lp_dual(c, A_ub, b_ub, n, _lp_seconds(deadline))
+            lam = _lp_dual(c, A_ub, b_ub, n, _lp_seconds(budget))
             exact = _certify(sign * lam, j, kq, gram_inverse)
             low, high = _box_bound(exact, z0_int)
             interval.append(low if sign > 0 else high)
@@ -99,10 +97,9 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, deadline: float | None = Non
     return bounds
 
 
-def _lp_seconds(deadline: float | None) -> float:
-    if deadline is None:
-        return LP_SECONDS
-    return max(0.001, min(LP_SECONDS, deadline - time.perf_counter()))
+def _lp_seconds(budget: Budget | None) -> float:
+    left = None if budget is None else budget.remaining()
+    return LP_SECONDS if left is None else max(0.001, min(LP_SECONDS, left))
 
 
 def _lp_dual(c: np.ndarray, A_ub: np.ndarray, b_ub: np.ndarray, n: int, seconds: float) -> np.ndarray:

@@ -22,10 +22,9 @@ blocks: reasons speak of the system.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
-from dataclasses import dataclass, field
 
+from indexset.budget import Budget
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.reduce import reduce_system
@@ -38,30 +37,7 @@ MAX_LISTED = 100_000
 """Most solutions listed by ``find_all`` when independent parts multiply."""
 
 
-@dataclass
-class Clock:
-    """A deadline and a stop request shared by every stage of one decision."""
-
-    time_limit: float | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-    start: float = field(default_factory=time.perf_counter)
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def remaining(self) -> float | None:
-        return None if self.time_limit is None else max(0.0, self.time_limit - self.elapsed())
-
-    def expired(self) -> bool:
-        return self.stop.is_set() or (self.time_limit is not None and self.elapsed() >= self.time_limit)
-
-    def why(self) -> str:
-        if self.stop.is_set():
-            return "interrupted"
-        return "time limit reached" if self.expired() else "no engine could decide"
-
-
-def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, clock: Clock | None = None,
+def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, budget: Budget | None = None,
                   time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None, cluster=None,
                   prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0,
                   engine_options: dict | None = None) -> Result:
@@ -77,7 +53,7 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         Every solution instead of the first.
     min_size : int
         Only supports with at least this many ones count (``|S| ≥ d``).
-    clock : Clock, optional
+    budget : Budget, optional
         Deadline and stop request (else built from ``time_limit`` and ``stop``).
     seed, engines, progress, cluster
         Passed to the portfolio (:func:`indexset.search.portfolio.run_portfolio`).
@@ -102,10 +78,10 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         ``count`` when complete), ``infeasible`` with its reason and a
         ``certificate`` naming its kind, or ``unknown``.
     """
-    clock = clock or Clock(time_limit, stop or threading.Event())
-    run = _Decision(system, find_all, min_size, clock, seed, engines, progress, cluster, engine_options or {})
+    budget = budget or Budget.of(time_limit, stop)
+    run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options or {})
     result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
-    result.time_s = clock.elapsed()
+    result.time_s = budget.elapsed()
     result.stages = dict(run.stages, **result.stages)
     return result
 
@@ -113,8 +89,8 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
 class _Decision:
     """One run of :func:`decide_system`: the stages and what they found."""
 
-    def __init__(self, system, find_all, min_size, clock, seed, engines, progress, cluster, engine_options) -> None:
-        self.system, self.find_all, self.min_size, self.clock = system, find_all, min_size, clock
+    def __init__(self, system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options) -> None:
+        self.system, self.find_all, self.min_size, self.budget = system, find_all, min_size, budget
         self.seed, self.engines, self.progress, self.cluster = seed, engines, progress, cluster
         self.engine_options = engine_options
         self.stages: dict = {"system": {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()}}
@@ -202,7 +178,7 @@ class _Decision:
                 return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
                                        {"kind": "search", "part": columns}, result.engine)
             if result.status == UNKNOWN and not (self.find_all and per_part[-1][1]):
-                return Result(UNKNOWN, f"{self.clock.why()} before a proof: {result.reason}", engine=result.engine, stages={"search": result.stages})
+                return Result(UNKNOWN, f"{self.budget.halt_reason() or 'no engine could decide'} before a proof: {result.reason}", engine=result.engine, stages={"search": result.stages})
         return self._combine(pruning, per_part)
 
     def _search_part(self, sub, reduction, pruning, whole, names) -> Result:
@@ -217,8 +193,8 @@ class _Decision:
                 return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
         fixed_in = int((pruning.fixed == 1).sum())
         min_size = max(0, self.min_size - fixed_in) if whole else 0
-        return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.clock.remaining(), seed=self.seed,
-                             stop=self.clock.stop, progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
+        return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.budget.remaining(), seed=self.seed,
+                             stop=self.budget.stop, progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
 
     def _combine(self, pruning, per_part) -> Result:
         """Join the parts' solutions with the fixed units into supports of the whole system."""
@@ -245,12 +221,12 @@ class _Decision:
         bad = [s for s in supports if not self.system.is_solution(s)]
         if bad:
             raise AssertionError(f"engine {engine} reported {bad[0]}, which does not solve the system")
-        incomplete = not complete or self.clock.stop.is_set()
+        incomplete = not complete or self.budget.stopped()
         reason = f"unknowns {free_alone} appear in no equation: each may be 0 or 1" if free_alone else ""
         result = Result(FEASIBLE, reason, index_set=supports[0], solutions=supports if self.find_all else supports[:1], engine=engine,
                         complete=not incomplete)
         if self.find_all:
             result.count = total if complete else None
             if incomplete:
-                result.reason = "; ".join(filter(None, [reason, f"enumeration incomplete ({'interrupted' if self.clock.stop.is_set() else 'time limit'}): {len(supports)} found so far"]))
+                result.reason = "; ".join(filter(None, [reason, f"enumeration incomplete ({'interrupted' if self.budget.stopped() else 'time limit'}): {len(supports)} found so far"]))
         return result

@@ -5,15 +5,14 @@ yet CP-SAT finds some planted sets that enumeration misses. The default
 portfolio (lattice and CP-SAT) is therefore staged by what the lattice
 engine predicts once its basis is reduced:
 
-- a tree predicted shorter than :data:`CPSAT_FROM` seconds is walked by the
+- a tree predicted shorter than ``cpsat_from`` seconds is walked by the
   lattice engine alone, on every core, and OR-Tools is never loaded;
 - a longer one is walked on every core too, and CP-SAT joins as one more
-  thread once the enumeration has run :data:`CPSAT_AFTER` seconds without
-  an answer, for a share of the predicted time (:func:`cpsat_seconds`).
-  The predictions are noisy (Knuth's estimate is heavy-tailed: 447 M nodes
-  predicted for a tree of 85 M at d = 3, n = 80; 35 M for one of 240 M at
-  d = 2, n = 70), so CP-SAT waits for the tree to prove itself long
-  before it takes a core's worth of time;
+  thread once the enumeration has run ``cpsat_after`` seconds without an
+  answer, for a share of the predicted time (:meth:`PortfolioTuning.cpsat_seconds`).
+  The predictions are noisy (Knuth's estimate is heavy-tailed), so CP-SAT
+  waits for the tree to prove itself long before it takes a core's worth
+  of time;
 - when the lattice engine cannot search at all (tolerance rows, numerics),
   CP-SAT takes over on every core.
 
@@ -29,8 +28,9 @@ from __future__ import annotations
 
 import os
 import threading
-import time
+from dataclasses import dataclass
 
+from indexset.budget import Budget
 from indexset.errors import InputError
 from indexset.result import FEASIBLE, UNKNOWN, Result
 from indexset.search import bkz
@@ -39,25 +39,23 @@ from indexset.search.engines import NAMES, get_engine
 ENGINES = ("lattice", "cpsat")
 """The engines raced by default."""
 
-CPSAT_FROM = 10.0
-"""Predicted enumeration seconds from which CP-SAT runs beside the lattice engine."""
+@dataclass(frozen=True)
+class PortfolioTuning:
+    """Tunables of the staged portfolio; each line states its rule."""
 
-CPSAT_AFTER = 10.0
-"""Seconds the enumeration runs alone before CP-SAT starts beside it."""
+    cpsat_from: float = 10.0  # predicted enumeration seconds from which CP-SAT runs beside the lattice engine.
+    cpsat_after: float = 10.0  # seconds the enumeration runs alone before CP-SAT starts beside it.
+    cpsat_share: float = 0.15  # CP-SAT's time: this share of the predicted enumeration time ...
+    cpsat_min_seconds: float = 3.0  # ... at least this many seconds ...
+    cpsat_max_seconds: float = 30.0  # ... and at most this many (on unplanted systems it never finishes).
 
-CPSAT_SHARE = 0.15
-CPSAT_MIN_SECONDS = 3.0
-CPSAT_MAX_SECONDS = 30.0
+    def cpsat_seconds(self, predicted: float) -> float:
+        """CP-SAT's share of a long search of ``predicted`` seconds."""
+        return min(self.cpsat_max_seconds, max(self.cpsat_min_seconds, self.cpsat_share * predicted))
 
 
-def cpsat_seconds(predicted: float) -> float:
-    """CP-SAT's share of a long search: 15 % of the predicted time, within [3 s, 30 s].
-
-    The planted d = 3, n = 90 family that CP-SAT solves and enumeration does
-    not took it 16 s here; on unplanted systems CP-SAT never finishes, so
-    its share is what the portfolio pays for the chance.
-    """
-    return min(CPSAT_MAX_SECONDS, max(CPSAT_MIN_SECONDS, CPSAT_SHARE * predicted))
+DEFAULT = PortfolioTuning()
+"""The schedule every portfolio uses unless given another."""
 
 
 def available_engines() -> list[str]:
@@ -78,7 +76,8 @@ def _decisive(result: Result, find_all: bool) -> bool:
     return result.status != UNKNOWN
 
 
-def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_limit=None, seed=0, stop=None, progress=None, **extra) -> Result:
+def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_limit=None, seed=0, stop=None, progress=None,
+                  portfolio_tuning: PortfolioTuning = DEFAULT, **extra) -> Result:
     """Run several engines on one system and return the first decisive Result.
 
     Parameters
@@ -87,9 +86,12 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         Engine names (default: lattice and CP-SAT, staged as the module says).
     stop : threading.Event, optional
         Set by the caller (Ctrl-C) to stop every engine.
+    portfolio_tuning : PortfolioTuning
+        When CP-SAT joins the lattice engine, and for how long.
     extra : dict
-        Engine-specific keyword options (e.g. ``min_size`` for CP-SAT);
-        each engine gets those it declares in its ``options``.
+        Engine-specific keyword options (e.g. ``min_size`` for CP-SAT,
+        ``tuning`` for the lattice engine); each engine gets those it
+        declares in its ``options``.
 
     Returns
     -------
@@ -103,19 +105,18 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         raise InputError("engines", f"unknown engine {unknown[0]!r}; choose from {', '.join(NAMES)}")
     # fpylll (cysignals) cannot be imported for the first time from a worker thread.
     bkz.load()
-    race = _Race(system, reduction, find_all, time_limit, seed, stop, progress, extra)
+    race = _Race(system, reduction, find_all, Budget.of(time_limit, stop), seed, progress, extra)
     if sorted(names) == ["cpsat", "lattice"]:
-        return race.staged()
+        return race.staged(portfolio_tuning)
     return race.side_by_side([get_engine(name) for name in names])
 
 
 class _Race:
     """Engine threads on one system, a shared stop event, and what they answered."""
 
-    def __init__(self, system, reduction, find_all, time_limit, seed, stop, progress, extra) -> None:
+    def __init__(self, system, reduction, find_all, budget: Budget, seed, progress, extra) -> None:
         self.system, self.reduction, self.find_all = system, reduction, find_all
-        self.seed, self.stop, self.progress, self.extra = seed, stop, progress, extra
-        self.deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        self.seed, self.budget, self.progress, self.extra = seed, budget, progress, extra
         self.stop_all = threading.Event()
         self.results: dict[str, Result] = {}
         self.done = threading.Condition()
@@ -123,7 +124,7 @@ class _Race:
         self.names: list[str] = []
 
     def remaining(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+        return self.budget.remaining()
 
     def start(self, engine, *, seconds: float | None = None, delay: float = 0.0, **options) -> None:
         """Run one engine in a thread of its own, after ``delay`` seconds, for at most ``seconds``.
@@ -167,7 +168,7 @@ class _Race:
         with self.done:
             while not self.stop_all.is_set() and len(self.results) < len(self.names) and not (until and until()):
                 self.done.wait(0.1)
-                if self.stop is not None and self.stop.is_set():
+                if self.budget.stopped():
                     self.stop_all.set()
             return self.stop_all.is_set()
 
@@ -192,16 +193,16 @@ class _Race:
             result = self.finish()
         return result
 
-    def staged(self) -> Result:
+    def staged(self, tuning: PortfolioTuning) -> Result:
         cores = os.cpu_count() or 1
         cpsat_scheduled = threading.Event()
 
         def plan(predicted):
             if predicted is None:
                 return 1  # a tree too small to estimate: one thread is quickest
-            if predicted >= CPSAT_FROM and cores >= 2 and not self.stop_all.is_set():
+            if predicted >= tuning.cpsat_from and cores >= 2 and not self.stop_all.is_set():
                 cpsat_scheduled.set()
-                self.start(get_engine("cpsat"), seconds=cpsat_seconds(predicted), delay=CPSAT_AFTER, workers=1)
+                self.start(get_engine("cpsat"), seconds=tuning.cpsat_seconds(predicted), delay=tuning.cpsat_after, workers=1)
             return cores
 
         try:

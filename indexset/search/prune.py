@@ -16,10 +16,9 @@ from indexset.search.system import System
 
 INTERPRETED_CELLS = 1024
 """Systems with at most this many coefficients run the propagation kernel's
-Python source: a few milliseconds on the (★) systems of d ≤ 3 (2 ms for
-9 × 80 here), where loading Numba would take 0.65–0.8 s. Each round costs
-about a microsecond per coefficient, and a system built to fix one unit a
-round needs up to n rounds (a 64 × 64 chain: 0.67 s), hence the small cap."""
+Python source, which on small systems takes less than loading Numba; each
+round costs time per coefficient, and a system built to fix one unit a
+round needs up to n rounds, hence the small cap (BENCHMARKS.md)."""
 
 
 @dataclass

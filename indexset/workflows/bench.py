@@ -55,8 +55,8 @@ from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
 METHODS = BENCH_METHODS
 """Methods a sweep can run (see the module docstring)."""
 
-FAMILIES = BENCH_FAMILIES + tuple(name for name in ("low_precision",) if name not in BENCH_FAMILIES)
-"""Instance families a sweep can draw from (the command line offers ``BENCH_FAMILIES``)."""
+FAMILIES = BENCH_FAMILIES
+"""Instance families a sweep can draw from."""
 
 UNPLANTED = ("hard", "low_precision")
 """Families whose sweeps may draw unplanted instances (``plant``)."""

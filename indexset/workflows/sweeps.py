@@ -3,7 +3,7 @@
 :func:`map_runs` sends every (instance, method) run of a sweep as one task;
 the worker rebuilds the instance from the constructor and its seed, so
 nothing but names and numbers travels. The cluster, the cut-off flag and
-the worker preparation are those of :mod:`indexset.search.distributed`.
+the worker preparation are those of :mod:`indexset.search.cluster` and :mod:`indexset.search.split`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import time
 import uuid
 
 import indexset.workflows.bench as bench
-from indexset.search.distributed import POLL_SECONDS, RETRIES, Cluster, RemoteStop, _Cutoff, _forget
+from indexset.search.cluster import Cluster
+from indexset.search.split import POLL_SECONDS, RETRIES, Cutoff, RemoteStop, forget
 
 
 def bench_run(sweep_json: dict, method: str, n: int, seed: int, cutoff: str | None) -> dict:
@@ -65,7 +66,7 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
     from distributed import as_completed
 
     client = cluster.client()
-    cutoff = _Cutoff(client, 1)
+    cutoff = Cutoff(client, 1)
     cluster.forget_later(cutoff.variable)
     token = uuid.uuid4().hex[:12]
     futures = [client.submit(bench_run, sweep_json, m, n, s, cutoff.variable.name, key=f"indexset-run-{token}-{i}", retries=RETRIES, pure=False) for i, (m, n, s) in enumerate(points)]
@@ -90,7 +91,7 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
                 client.cancel(queued)
                 pending -= set(queued)
     finally:
-        _forget(client, futures)
+        forget(client, futures)
     return runs
 
 

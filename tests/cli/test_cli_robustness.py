@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from indexset import solve
+from indexset.budget import INTERRUPTED
 from indexset.cli.main import main
 from indexset.model.instance import Instance
-from indexset.search.distributed import Cluster
+from indexset.search.cluster import Cluster
 from indexset.workflows import construct
 
 INSTANCES = Path(__file__).resolve().parents[2] / "instances"
@@ -133,7 +134,7 @@ def test_stop_request_returns_promptly_with_every_thread_joined():
     timer.join()
     assert result.status in ("not_absorbable", "unknown")
     if result.status == "unknown":
-        assert "interrupted" in result.reason
+        assert INTERRUPTED in result.reason  # why it halted: no typed field holds it, so the budget's one wording
     assert not [t for t in threading.enumerate() if t not in before and t.is_alive()]
 
 
@@ -157,10 +158,12 @@ def test_degenerate_decision_spends_the_callers_remaining_time(monkeypatch):
 
 
 # ------------------------------------------------------ local cluster fallback
-@pytest.mark.usefixtures("kernel_walk")  # a tree this small would be walked before any cluster is asked
 def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
-    from indexset.search.engines import lattice
+    from dataclasses import replace
 
+    from tunings import KERNEL_WALK
+
+    tuning = replace(KERNEL_WALK, split_from=0)  # a tree this small would be walked before any cluster is asked
     system_instance = construct.random(d=2, n=50, range=1000, seed=2)  # D ≥ 40: the engine estimates the tree
     messages = []
     cluster = Cluster(workers=2, min_seconds=0, on_problem=messages.append)
@@ -169,10 +172,9 @@ def test_local_cluster_that_cannot_start_falls_back_to_threads(monkeypatch):
         raise OSError("cannot spawn worker processes")
 
     monkeypatch.setattr(Cluster, "_connect", broken)
-    monkeypatch.setattr(lattice, "SPLIT_FROM", 0)
     with cluster:
-        with_cluster = solve(system_instance, cluster=cluster, engines=["lattice"])
-    alone = solve(system_instance, engines=["lattice"])
+        with_cluster = solve(system_instance, cluster=cluster, engines=["lattice"], lattice_tuning=tuning)
+    alone = solve(system_instance, engines=["lattice"], lattice_tuning=tuning)
     assert with_cluster.status == alone.status and with_cluster.status != "unknown"
     assert with_cluster.index_set == alone.index_set
     assert len(messages) == 1 and "could not start" in messages[0] and "cannot spawn" in messages[0]

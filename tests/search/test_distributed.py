@@ -1,9 +1,9 @@
 """Split searches and sweeps on a Dask cluster started here, on loopback (issue 9).
 
 One two-worker ``LocalCluster`` (processes, 127.0.0.1, no dashboard) serves
-the module; a finalizer always closes it. The split threshold of the
-lattice engine is lowered in this process (where the tree is split; the
-workers only walk subtrees), so searches small enough for brute force are
+the module; a finalizer always closes it. The searches pass a lattice
+tuning (:data:`SPLIT`) whose split threshold is lowered and whose trees are
+all walked by the kernel, so searches small enough for brute force are
 split too. Answers are compared with the one-process engine and with brute
 force; nothing here measures time.
 """
@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,17 +23,22 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from systems import star_system  # noqa: E402
+from tunings import KERNEL_WALK  # noqa: E402
 
+from indexset.budget import INTERRUPTED, TIME_LIMIT  # noqa: E402
 from indexset.cli.main import main  # noqa: E402
-from indexset.search.distributed import Cluster  # noqa: E402
-from indexset.search.engines import lattice  # noqa: E402
+from indexset.search import lattice  # noqa: E402
+from indexset.search.cluster import Cluster  # noqa: E402
 from indexset.search.engines.brute import absorbing_sets_brute, solve_system_brute  # noqa: E402
 from indexset.search.reduce import reduce_system  # noqa: E402
 from indexset.search.system import plain_system  # noqa: E402
 from indexset.solver import solve  # noqa: E402
 from indexset.workflows import bench, construct  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("kernel_walk")]  # local Dask clusters: seconds each; parts are the kernel's
+pytestmark = pytest.mark.slow  # local Dask clusters: seconds each
+
+SPLIT = replace(KERNEL_WALK, split_from=4)
+"""Every search here: small trees split too, and walked by the kernel (parts are the kernel's)."""
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +52,14 @@ def dask_client(request):
 
 
 @pytest.fixture
-def cluster(dask_client, monkeypatch):
-    """The module's cluster, with small trees split too (in this process only)."""
-    monkeypatch.setattr(lattice, "SPLIT_FROM", 4)
+def cluster(dask_client):
+    """The module's cluster (searches pass :data:`SPLIT`: small trees are split too)."""
     return Cluster(client=dask_client)
 
 
 @pytest.fixture
-def narrow(dask_client, monkeypatch):
+def narrow(dask_client):
     """As ``cluster``, aiming at 8 parts: narrow trees are split where they still have nodes."""
-    monkeypatch.setattr(lattice, "SPLIT_FROM", 4)
     return Cluster(client=dask_client, parts=8)
 
 
@@ -72,16 +76,16 @@ def test_split_search_matches_sequential_and_brute_force(narrow):
         m, n = int(rng.integers(1, 3)), int(rng.integers(14, 19))
         system = random_system(rng, m, n, 6, planted=trial % 4 != 3)
         truth = solve_system_brute(system.M, system.t)
-        one = lattice.search(system, find_all=True)
-        parts = lattice.search(system, find_all=True, cluster=narrow)
+        one = lattice.search(system, find_all=True, tuning=SPLIT)
+        parts = lattice.search(system, find_all=True, cluster=narrow, tuning=SPLIT)
         assert parts.complete and parts.count == len(truth) == one.count, trial
         assert parts.solutions == one.solutions  # the same order as one process
         assert sorted(parts.solutions) == sorted(truth)
         assert len(set(map(tuple, parts.solutions))) == len(parts.solutions)
         assert parts.status == ("feasible" if truth else "infeasible")
-        first = lattice.search(system, cluster=narrow)
+        first = lattice.search(system, cluster=narrow, tuning=SPLIT)
         assert first.status == one.status
-        assert first.index_set == lattice.search(system).index_set  # the sequential first solution
+        assert first.index_set == lattice.search(system, tuning=SPLIT).index_set  # the sequential first solution
         split += parts.stages.get("parts", 0) > 1
         if "part_nodes" in parts.stages:
             assert parts.stages["nodes"] == parts.stages["split_nodes"] + sum(parts.stages["part_nodes"])
@@ -94,20 +98,20 @@ def test_none_case_needs_every_part(narrow):
         A = rng.integers(0, high + 1, size=(2, 22))
         system = plain_system(A, A @ rng.integers(0, 2, size=22) + np.array([1, 0]))
         assert solve_system_brute(system.M, system.t) == []
-        parts = lattice.search(system, find_all=True, cluster=narrow)
+        parts = lattice.search(system, find_all=True, cluster=narrow, tuning=SPLIT)
         assert parts.status == "infeasible" and parts.complete and parts.count == 0
         assert parts.stages["parts"] > 1 and None not in parts.stages["part_nodes"]
-        assert lattice.search(system, cluster=narrow).status == "infeasible"
+        assert lattice.search(system, cluster=narrow, tuning=SPLIT).status == "infeasible"
     instance = construct.random(d=2, n=16, range=3, seed=2)  # certified negative by brute force
     assert absorbing_sets_brute(instance) == []
-    result = solve(instance, find_all=True, engines=["lattice"], cluster=narrow)
+    result = solve(instance, find_all=True, engines=["lattice"], cluster=narrow, lattice_tuning=SPLIT)
     assert result.status == "not_absorbable" and result.count == 0
 
 
 def test_block_solutions_through_solve_and_cli(narrow, dask_client, tmp_path, capsys):
     instance = construct.planted(d=2, n=16, range=3, seed=1)  # two index sets, two parts
     truth = absorbing_sets_brute(instance)
-    result = solve(instance, find_all=True, engines=["lattice"], cluster=narrow)
+    result = solve(instance, find_all=True, engines=["lattice"], cluster=narrow, lattice_tuning=SPLIT)
     assert result.status == "absorbable" and sorted(result.solutions) == sorted(truth)
     assert result.stages["search"]["lattice"]["parts"] > 1
     path = tmp_path / "planted.npz"
@@ -146,13 +150,13 @@ def test_sweep_on_the_cluster_matches_the_sequential_sweep(dask_client, tmp_path
 def test_time_limit_and_stop_cancel_the_parts(cluster, dask_client):
     system = star_system(np.random.default_rng(0), 2, 76, 1000)  # minutes of enumeration
     reduction = reduce_system(system.M, system.t)
-    result = lattice.search(system, reduction, find_all=True, time_limit=4, cluster=cluster)
+    result = lattice.search(system, reduction, find_all=True, time_limit=4, cluster=cluster, tuning=SPLIT)
     assert result.status == "unknown" and not result.complete
-    assert "time limit" in result.reason
+    assert TIME_LIMIT in result.reason  # why it halted: no typed field holds it, so the budget's one wording
     stop = threading.Event()
     threading.Timer(3.0, stop.set).start()
-    result = lattice.search(system, reduction, stop=stop, cluster=cluster)
-    assert result.status == "unknown" and "stopped" in result.reason
+    result = lattice.search(system, reduction, stop=stop, cluster=cluster, tuning=SPLIT)
+    assert result.status == "unknown" and not result.complete and INTERRUPTED in result.reason
     _wait_idle(dask_client)
 
 
@@ -167,7 +171,7 @@ def _wait_idle(client, limit=20.0):
 def test_a_killed_worker_loses_no_part(cluster, dask_client):
     system = star_system(np.random.default_rng(8), 2, 70, 1000)  # ~3 s in one process
     reduction = reduce_system(system.M, system.t)
-    one = lattice.search(system, reduction, find_all=True)
+    one = lattice.search(system, reduction, find_all=True, tuning=SPLIT)
     pids = dask_client.run(os.getpid)
     killed = []
 
@@ -183,7 +187,7 @@ def test_a_killed_worker_loses_no_part(cluster, dask_client):
 
     killer = threading.Thread(target=kill_a_busy_worker)
     killer.start()
-    parts = lattice.search(system, reduction, find_all=True, cluster=cluster)
+    parts = lattice.search(system, reduction, find_all=True, cluster=cluster, tuning=SPLIT)
     killer.join()
     assert killed, "no worker was killed: the search ended too soon"
     assert parts.complete and parts.status == one.status and parts.solutions == one.solutions
@@ -192,7 +196,7 @@ def test_a_killed_worker_loses_no_part(cluster, dask_client):
 
 CHILDREN_AFTER_CLOSE = """
 import os, sys
-from indexset.search.distributed import Cluster
+from indexset.search.cluster import Cluster
 
 def children():
     found = []

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from systems import star_system
+from tunings import KERNEL_WALK
 
-from indexset.search import extreme
-from indexset.search.engines import lattice
+from indexset.search import lattice
+from indexset.search.lattice import engine, extreme
+from indexset.search.lattice.tuning import DEFAULT
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system
 from indexset.workflows import construct
@@ -17,15 +20,20 @@ from indexset.workflows import construct
 
 def reduced_lattice(system):
     reduction = reduce_system(system.M, system.t)
-    return reduction, lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    return reduction, lattice.build_lattice(reduction, DEFAULT.bkz_block)
+
+
+def trials_job(system, reduction, tuning, seed=0, progress=None):
+    """The search record the passes and trials read (BKZ as the default basis, as the engine builds it)."""
+    return lattice.Job(system, reduction, seed=seed, tuning=tuning, bkz_block=DEFAULT.bkz_block, embedding="cvp", progress=progress)
 
 
 @pytest.mark.parametrize("probability", [0.05, 0.2])
 def test_a_direction_uniform_on_the_sphere_stays_within_the_profile_with_about_its_probability(probability):
     system = star_system(np.random.default_rng(3), 2, 50, 1000)
     _, basis = reduced_lattice(system)
-    rr, radius2 = basis.arrays["rr"], basis.arrays["radius2"]
-    coefficients = extreme.extreme_profile(rr, radius2, 1e6, probability)
+    rr, radius2 = basis.data.rr, basis.data.radius2
+    coefficients = extreme.extreme_profile(rr, radius2, 1e6, probability, DEFAULT.pruner_seconds)
     assert coefficients[0] == pytest.approx(1.0) and (np.diff(coefficients) <= 1e-12).all() and (coefficients > 0).all()
     # Monte Carlo, independent of fpylll's model: in Gram–Schmidt coordinates a uniform direction
     # has i.i.d. normal coordinates; level i bounds the share of the norm on b*_i, …, b*_{D−1}.
@@ -38,7 +46,7 @@ def test_a_direction_uniform_on_the_sphere_stays_within_the_profile_with_about_i
     # The model and a direction uniform on the sphere agree within a few times
     # (0.014 against 0.05 here, at D = 48; 0.055 against 0.048 at D = 91, d = 3, n = 100).
     assert probability / 5 < kept(coefficients) < 2 * probability
-    assert kept(extreme.extreme_profile(rr, radius2, 1e6, probability / 4)) < kept(coefficients)
+    assert kept(extreme.extreme_profile(rr, radius2, 1e6, probability / 4, DEFAULT.pruner_seconds)) < kept(coefficients)
 
 
 @pytest.mark.parametrize("on_thread", [False, True])
@@ -47,30 +55,28 @@ def test_no_profile_where_the_model_fails_and_the_process_lives_on(on_thread):
     rr = np.exp(-0.08 * np.arange(91)) * 100.0
     answers = []
     if on_thread:
-        thread = threading.Thread(target=lambda: answers.append(extreme.extreme_profile(rr, 50.0, 1e6)))
+        thread = threading.Thread(target=lambda: answers.append(extreme.extreme_profile(rr, 50.0, 1e6, DEFAULT.trial_probability, DEFAULT.pruner_seconds)))
         thread.start()
         thread.join()
     else:
-        answers.append(extreme.extreme_profile(rr, 50.0, 1e6))
+        answers.append(extreme.extreme_profile(rr, 50.0, 1e6, DEFAULT.trial_probability, DEFAULT.pruner_seconds))
     assert answers == [None]
 
 
 @pytest.mark.parametrize("linear_share, linear_passes", [(-1.0, False), (1e9, True)])
-@pytest.mark.usefixtures("kernel_walk")  # the trials are walked by the kernel
-def test_trials_find_a_planted_set_and_the_linear_passes_go_first_only_when_short(monkeypatch, linear_share, linear_passes):
-    monkeypatch.setattr(lattice, "LINEAR_SHARE_WITH_TRIALS", linear_share)
-    monkeypatch.setattr(lattice, "PRUNING_SLACKS", (-0.999,))  # a linear pass that walks almost nothing and finds nothing
+def test_trials_find_a_planted_set_and_the_linear_passes_go_first_only_when_short(linear_share, linear_passes):
+    # The trials are walked by the kernel; a linear pass that walks almost nothing and finds nothing.
+    tuning = replace(KERNEL_WALK, linear_share_with_trials=linear_share, pruning_slacks=(-0.999,))
     system = build_system(construct.planted(d=2, n=50, range=1000, seed=3))
     reduction, basis = reduced_lattice(system)
-    trials = lattice._Trials(reduction, lattice.BKZ_BLOCK, "cvp", basis, seed=0)
-    found, facts = lattice.pruned_passes(system, [basis], seconds=300.0, workers=2, trials=trials)
+    job = trials_job(system, reduction, tuning, seed=0)
+    found, facts = lattice.pruned_passes(job, [basis], seconds=300.0, workers=2, trials=lattice.Trials(job, basis))
     assert found and all(system.is_solution(support) for support in found)
     assert facts["found"] and facts["trials"] >= 1 and 0 < facts["trial_probability"] < 1
     assert facts["passes"] - facts["trials"] == (1 if linear_passes else 0)  # a pass that is no trial was the linear one
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
 
 
-@pytest.mark.usefixtures("kernel_walk")
 def test_trials_without_a_solution_to_find_report_none_and_end_with_their_time():
     from reference import mitm_solutions
 
@@ -78,40 +84,40 @@ def test_trials_without_a_solution_to_find_report_none_and_end_with_their_time()
     assert mitm_solutions(instance) == []
     system = build_system(instance)
     reduction, basis = reduced_lattice(system)
-    trials = lattice._Trials(reduction, lattice.BKZ_BLOCK, "cvp", basis, seed=1)
     reports = []
-    found, facts = lattice.pruned_passes(system, [], seconds=2.0, workers=2, trials=trials, progress=reports.append)
+    job = trials_job(system, reduction, KERNEL_WALK, seed=1, progress=reports.append)
+    found, facts = lattice.pruned_passes(job, [], seconds=2.0, workers=2, trials=lattice.Trials(job, basis))
     assert found == [] and not facts["found"] and facts["passes"] == facts["trials"] >= 1
     assert reports and all(report["stage"] == "pruned passes" and report["trials"] >= 0 for report in reports)  # once a second
     assert 2.0 <= facts["seconds"] < 30.0  # the budget ends them (one BKZ reduction and one walk may run past it)
 
 
-@pytest.mark.usefixtures("kernel_walk")
 @pytest.mark.parametrize("hopeless", [False, True])
 def test_trials_follow_the_linear_passes_only_when_the_complete_walk_is_predicted_long(monkeypatch, hopeless):
     handed = []
 
-    def recorded(system, bases, seconds, *args, **kwargs):
+    def recorded(job, bases, seconds, *args, **kwargs):  # a spy: the time and trials handed to the passes show in no result
         handed.append((seconds, args[-1] if args else kwargs.get("trials")))
         return [], {"passes": 0, "nodes": 0, "seconds": 0.0, "found": False}
 
-    monkeypatch.setattr(lattice, "pruned_passes", recorded)
-    monkeypatch.setattr(lattice, "NODE_SECONDS", 1e3 if hopeless else 1e-12)
-    monkeypatch.setattr(lattice, "PRUNED_SHARE", 1e20)  # the cap binds
+    monkeypatch.setattr(engine, "pruned_passes", recorded)
+    tuning = replace(KERNEL_WALK, node_seconds=1e3 if hopeless else 1e-12, pruned_share=1e20)  # the cap binds
     system = star_system(np.random.default_rng(2), 2, 40, 1000)
-    lattice.search(system, time_limit=3600.0)
+    lattice.search(system, time_limit=3600.0, tuning=tuning)
     (seconds, trials), = handed
     assert (trials is not None) == hopeless
-    assert seconds == (lattice.EXTREME_MAX_SECONDS if hopeless else lattice.PRUNED_MAX_SECONDS)
+    assert seconds == (tuning.extreme_max_seconds if hopeless else tuning.pruned_max_seconds)
 
 
-@pytest.mark.usefixtures("kernel_walk")
-def test_without_a_profile_the_linear_passes_run_as_without_trials(monkeypatch):
-    monkeypatch.setattr(extreme, "extreme_profile", lambda *args, **kwargs: None)  # the Pruner failed
-    monkeypatch.setattr(lattice, "LINEAR_SHARE_WITH_TRIALS", -1.0)  # with trials, every linear pass would be skipped
+def test_without_a_profile_the_linear_passes_run_as_without_trials():
+    # The Pruner fails (its child process cannot even start within a microsecond), and with
+    # trials every linear pass would be skipped.
+    tuning = replace(KERNEL_WALK, pruner_seconds=1e-6, linear_share_with_trials=-1.0)
     system = build_system(construct.planted(d=2, n=50, range=1000, seed=3))
     reduction, basis = reduced_lattice(system)
-    trials = lattice._Trials(reduction, lattice.BKZ_BLOCK, "cvp", basis, seed=0)
-    found, facts = lattice.pruned_passes(system, [basis], seconds=60.0, workers=2, trials=trials)
-    assert facts["passes"] == len(lattice.PRUNING_SLACKS) or found
+    job = trials_job(system, reduction, tuning, seed=0)
+    trials = lattice.Trials(job, basis)
+    assert extreme.extreme_profile(basis.data.rr, basis.data.radius2, 1e6, tuning.trial_probability, tuning.pruner_seconds) is None
+    found, facts = lattice.pruned_passes(job, [basis], seconds=60.0, workers=2, trials=trials)
+    assert facts["passes"] == len(tuning.pruning_slacks) or found
     assert "trials" not in facts and all(system.is_solution(support) for support in found)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from systems import random_system, star_system
+from tunings import KERNEL_WALK, NUMPY_WALK
 
+from indexset.budget import Budget
 from indexset.cli.main import main
 from indexset.errors import InputError
-from indexset.search.engines import lattice
+from indexset.search import lattice
 from indexset.search.engines.brute import solve_system_brute
-from indexset.search.engines.lattice import search
+from indexset.search.lattice import breadth, search
+from indexset.search.lattice.tuning import DEFAULT
 from indexset.search.reduce import reduce_system
 from indexset.search.system import System, plain_system
 from indexset.search.systemfile import load_system
@@ -45,14 +49,13 @@ def has_solution(system) -> bool:
     return bool(np.isin(codes(t - sums(M[:, half:])), codes(sums(M[:, :half]))).any())
 
 
-@pytest.fixture(params=["breadth-first", "kernel"])
-def walk(request, monkeypatch):
-    """Each test that asks for it runs once with each walk of the tree: NumPy breadth-first for every small tree, or the Numba kernel."""
-    if request.param == "kernel":
-        request.getfixturevalue("kernel_walk")
-    else:
-        monkeypatch.setattr(lattice, "SMALL_TREE_NODES", 10**7)
-        monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", 10**7)
+WALKS = {"breadth-first": NUMPY_WALK, "kernel": KERNEL_WALK}
+"""The tuning under which every small tree is walked by each walk: NumPy breadth-first, or the Numba kernel."""
+
+
+@pytest.fixture(params=sorted(WALKS))
+def walk(request):
+    """Each test that asks for it runs once with each walk of the tree (its searches pass ``tuning=WALKS[walk]``)."""
     return request.param
 
 
@@ -81,7 +84,7 @@ def test_all_solutions_match_brute_force(embedding, walk):
         low, high = [(-3, 3), (-20, 20), (0, 50), (-1000, 1000)][trial % 4]
         system = random_system(rng, m, n, low, high, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
-        result = all_solutions(system, embedding=embedding)
+        result = all_solutions(system, embedding=embedding, tuning=WALKS[walk])
         walks.add(walked_by(result))
         assert sorted(result.solutions) == sorted(expected), (trial, m, n)
         assert len(set(map(tuple, result.solutions))) == len(result.solutions)
@@ -102,7 +105,7 @@ def test_star_systems_match_brute_force(walk):
         n = int(rng.integers(d, 15))
         system = star_system(rng, d, n, bound=2)
         expected = solve_system_brute(system.M, system.t)
-        result = all_solutions(system)
+        result = all_solutions(system, tuning=WALKS[walk])
         walks.add(walked_by(result))
         assert sorted(result.solutions) == sorted(expected)
     assert walks - {None} == {walk}
@@ -114,7 +117,7 @@ def test_first_solution_is_a_solution_and_infeasible_is_complete(walk):
     for trial in range(60):
         system = random_system(rng, int(rng.integers(1, 4)), int(rng.integers(2, 15)), -9, 9, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
-        result = search(system)
+        result = search(system, tuning=WALKS[walk])
         walks.add(walked_by(result))
         if expected:
             assert result.status == "feasible"
@@ -131,11 +134,11 @@ def test_degenerate_systems(walk):
     A = np.array([[1, 1, 0, 2, 2, 0], [0, 0, 0, 0, 0, 0], [1, -1, 0, 1, -1, 0]])
     for b in ([2, 0, 0], [0, 0, 0], [4, 0, 0], [1, 0, 5]):
         system = plain_system(A, b)
-        assert sorted(all_solutions(system).solutions) == sorted(solve_system_brute(system.M, system.t))
+        assert sorted(all_solutions(system, tuning=WALKS[walk]).solutions) == sorted(solve_system_brute(system.M, system.t))
     # Full column rank: decided without search.
     system = plain_system(np.eye(3, dtype=np.int64), [1, 0, 1])
-    assert all_solutions(system).solutions == [[0, 2]]
-    assert search(plain_system(np.eye(2, dtype=np.int64), [2, 0])).status == "infeasible"
+    assert all_solutions(system, tuning=WALKS[walk]).solutions == [[0, 2]]
+    assert search(plain_system(np.eye(2, dtype=np.int64), [2, 0]), tuning=WALKS[walk]).status == "infeasible"
 
 
 def test_huge_coefficients_are_exact():
@@ -210,16 +213,15 @@ def star_system_from(up, down, t_scale):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("kernel_walk")
 def test_threads_share_the_tree():
     rng = np.random.default_rng(4)
     for trial in range(12):
         m, n = int(rng.integers(3, 6)), int(rng.integers(26, 34))
         system = random_system(rng, m, n, 0, 30, planted=trial % 2 == 0)
-        one = all_solutions(system)
-        two = all_solutions(system, workers=2)
+        one = all_solutions(system, tuning=KERNEL_WALK)
+        two = all_solutions(system, workers=2, tuning=KERNEL_WALK)
         assert sorted(one.solutions) == two.solutions
-        first = search(system, workers=2)
+        first = search(system, workers=2, tuning=KERNEL_WALK)
         assert first.status == one.status
         if one.solutions:
             assert first.index_set in one.solutions and not first.complete
@@ -305,13 +307,13 @@ def test_solve_system_cli(tmp_path, capsys):
 
 
 def test_pruning_profiles_stay_under_the_radius_and_grow_with_the_fixed_levels():
-    from indexset.search.engines.lattice import PRUNING_SLACKS, build_lattice, pruning_profile
+    from indexset.search.lattice import build_lattice, pruning_profile
 
     system, _ = planted_system(np.random.default_rng(4), 3, 36, -50, 50, 18)
     lattice = build_lattice(reduce_system(system.M, system.t), 20)
-    radius2 = lattice.arrays["radius2"]
-    assert np.array_equal(lattice.arrays["bound2"], np.full(lattice.D, radius2))  # the complete search
-    for slack in PRUNING_SLACKS:
+    radius2 = lattice.data.radius2
+    assert np.array_equal(lattice.data.bound2, np.full(lattice.D, radius2))  # the complete search
+    for slack in DEFAULT.pruning_slacks:
         profile = pruning_profile(lattice, slack)
         assert (profile <= radius2).all() and (np.diff(profile) <= 0).all()  # level D − 1 is fixed first
         assert profile[0] == radius2 and profile[-1] < radius2
@@ -319,24 +321,21 @@ def test_pruning_profiles_stay_under_the_radius_and_grow_with_the_fixed_levels()
 
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("slacks, complete", [((1e9,), True), ((-0.999,), False)])
-@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
-def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete, workers):
-    import indexset.search.engines.lattice as lattice_engine
-
+def test_pruned_passes_report_only_true_solutions(slacks, complete, workers):
     # A slack so large that the profile is the radius everywhere makes a pass
     # the complete first-solution walk (finds one iff brute force does); a
     # profile near zero walks almost nothing. Either way, anything found solves the system.
-    monkeypatch.setattr(lattice_engine, "PRUNING_SLACKS", slacks)
+    tuning = replace(KERNEL_WALK, pruning_slacks=slacks)  # pruned passes belong to the kernel's search
     rng = np.random.default_rng(21)
     for trial in range(30):
         system = random_system(rng, 2, 16, -30, 30, planted=trial % 2 == 0)
         expected = solve_system_brute(system.M, system.t)
         reduction = reduce_system(system.M, system.t)
-        bases = [lattice_engine.build_lattice(reduction, 0)]
+        bases = [lattice.build_lattice(reduction, 0)]
         if bases[0].infeasible or bases[0].D == 0:
             continue
-        bases += [lattice_engine.build_lattice(reduction, 0, shuffle=rng) for _ in range(workers - 1)]
-        found, facts = lattice_engine.pruned_passes(system, bases, seconds=60.0, workers=workers)
+        bases += [lattice.build_lattice(reduction, 0, shuffle=rng) for _ in range(workers - 1)]
+        found, facts = lattice.pruned_passes(lattice.Job(system, reduction, tuning=tuning), bases, seconds=60.0, workers=workers)
         assert all(support in expected for support in found), trial
         assert facts["found"] == bool(found) and 1 <= facts["passes"] <= workers
         assert facts["passes"] == workers or found  # only a solution ends the passes early
@@ -345,30 +344,24 @@ def test_pruned_passes_report_only_true_solutions(monkeypatch, slacks, complete,
             assert bool(found) == bool(expected), trial
 
 
-@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
-def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes(monkeypatch):
-    import indexset.search.engines.lattice as lattice_engine
+def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes():
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1e9)  # a budget no machine's speed can use up here
-    monkeypatch.setattr(lattice_engine, "PRUNED_MAX_SECONDS", 600.0)
+    # Pruned passes belong to the kernel's search; a budget no machine's speed can use up here.
+    tuning = replace(KERNEL_WALK, pruned_share=1e9, pruned_max_seconds=600.0)
 
     instance = construct.planted(d=2, n=70, range=1000, seed=1)  # a complete walk: 100 M nodes to the first solution
     system = build_system(instance)
-    result = search(system, workers=2)
+    result = search(system, workers=2, tuning=tuning)
     assert result.status == "feasible" and system.is_solution(result.index_set)
     assert result.stages["pruned"]["found"] and result.stages["nodes"] == result.stages["pruned"]["nodes"]
 
 
 @pytest.mark.parametrize("find_all", [False, True])
-@pytest.mark.usefixtures("kernel_walk")  # pruned passes belong to the kernel's search
-def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypatch, find_all):
-    import indexset.search.engines.lattice as lattice_engine
-
-    monkeypatch.setattr(lattice_engine, "PRUNING_SLACKS", (-0.999,))
-    monkeypatch.setattr(lattice_engine, "PRUNED_SHARE", 1e9)  # every pass runs to its (empty) end
-    monkeypatch.setattr(lattice_engine, "PRUNED_MAX_SECONDS", 600.0)
+def test_the_complete_search_still_decides_when_the_pruned_passes_miss(find_all):
+    # Pruned passes belong to the kernel's search; every pass runs to its (empty) end.
+    tuning = replace(KERNEL_WALK, pruning_slacks=(-0.999,), pruned_share=1e9, pruned_max_seconds=600.0)
     rng = np.random.default_rng(0)
     planted, support = planted_system(rng, 4, 40, -150, 150, 20)
     # Near a planted right side but with no solution (meet in the middle says so): a tree with nodes to walk.
@@ -376,7 +369,7 @@ def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypat
     near = next(system for system in nears if not has_solution(system))
     assert has_solution(planted)
     for system, status in ((planted, "feasible"), (near, "infeasible")):
-        result = search(system, find_all=find_all, workers=2)
+        result = search(system, find_all=find_all, workers=2, tuning=tuning)
         assert result.status == status and (status == "infeasible" or system.is_solution(result.index_set))
         if find_all:
             assert "pruned" not in result.stages  # counting never prunes
@@ -387,59 +380,54 @@ def test_the_complete_search_still_decides_when_the_pruned_passes_miss(monkeypat
 
 
 def test_the_breadth_first_walk_gives_up_past_its_budget_and_only_then():
-    from indexset.search.breadth import walk_breadth_first
+    from indexset.search.lattice.breadth import walk_breadth_first
 
     rng = np.random.default_rng(6)
     system, support = planted_system(rng, 3, 26, 0, 59, size=13)
     lll = lattice.build_lattice(reduce_system(system.M, system.t))
-    leaves, nodes = walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)
+    leaves, nodes = walk_breadth_first(lll.data, 10**7, lattice.MARGIN)
     assert nodes > lll.D
-    assert support in [lattice._decode(lll, x, system) for x in leaves]
-    assert walk_breadth_first(lll.arrays, nodes - 1, lattice.MARGIN)[0] is None
-    again, counted = walk_breadth_first(lll.arrays, nodes, lattice.MARGIN)
+    assert support in [lattice.decode(lll, x, system) for x in leaves]
+    assert walk_breadth_first(lll.data, nodes - 1, lattice.MARGIN)[0] is None
+    again, counted = walk_breadth_first(lll.data, nodes, lattice.MARGIN)
     assert counted == nodes and np.array_equal(again, leaves)
 
 
 @pytest.mark.parametrize("family", ["planted", "random"])
-def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(family, monkeypatch):
+def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(family):
     from reference import mitm_solutions
 
     from indexset.solver import solve
     from indexset.workflows import construct
 
-    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
     instance = getattr(construct, family)(d=2, n=36, range=1000, seed=5)
-    result = solve(instance, find_all=True, engines=["lattice"])
+    result = solve(instance, find_all=True, engines=["lattice"], lattice_tuning=replace(DEFAULT, small_tree_nodes=-1))
     stages = result.stages["search"]["lattice"]
-    assert stages["walk"] == "breadth-first (NumPy)" and stages["bkz_block"] == lattice.BKZ_BLOCK
+    assert stages["walk"] == "breadth-first (NumPy)" and stages["bkz_block"] == DEFAULT.bkz_block
     expected = mitm_solutions(instance)
     assert result.status == ("absorbable" if expected else "not_absorbable") and sorted(result.solutions) == expected
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 4])
-def test_the_walk_in_chunks_makes_the_level_wide_tree_and_can_end_at_its_first_leaves(monkeypatch, chunk):
+def test_the_walk_in_chunks_makes_the_level_wide_tree_and_can_end_at_its_first_leaves(chunk):
     import threading
-
-    from indexset.search import breadth
 
     rng = np.random.default_rng(6)
     system, support = planted_system(rng, 3, 26, 0, 59, size=13)
     lll = lattice.build_lattice(reduce_system(system.M, system.t))
-    monkeypatch.setattr(breadth, "CHUNK", 10**9)  # the whole level at once: the reference
-    whole, nodes = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)
-    assert support in [lattice._decode(lll, x, system) for x in whole] and len(whole) > 1
-    monkeypatch.setattr(breadth, "CHUNK", chunk)
-    leaves, counted = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: False)
+    whole, nodes = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, chunk=10**9)  # the whole level at once: the reference
+    assert support in [lattice.decode(lll, x, system) for x in whole] and len(whole) > 1
+    leaves, counted = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, until=lambda leaves: False, chunk=chunk)
     assert counted == nodes and np.array_equal(leaves, whole)  # same nodes, same leaves in the same order
     # The budget binds on the running total across chunks, as on the level-wide walk.
-    assert breadth.walk_breadth_first(lll.arrays, nodes - 1, lattice.MARGIN)[0] is None
-    assert breadth.walk_breadth_first(lll.arrays, nodes, lattice.MARGIN)[1] == nodes
+    assert breadth.walk_breadth_first(lll.data, nodes - 1, lattice.MARGIN, chunk=chunk)[0] is None
+    assert breadth.walk_breadth_first(lll.data, nodes, lattice.MARGIN, chunk=chunk)[1] == nodes
     stopped = threading.Event()
     stopped.set()
-    assert breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, stop=stopped)[0] is None
+    assert breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, Budget.of(stop=stopped), chunk=chunk)[0] is None
     # Ending at the second chunk of leaves that comes: those leaves, a prefix of the whole list, and fewer nodes.
     calls = []
-    early, made = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or len(calls) == 2)
+    early, made = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or len(calls) == 2, chunk=chunk)
     assert len(calls) == 2 and len(early) == sum(calls) and np.array_equal(early, whole[: len(early)])
     assert made < nodes
 
@@ -451,7 +439,7 @@ def test_profile_score_is_the_gaussian_heuristic_tree_size_and_ranks_walked_tree
     reduction = reduce_system(system.M, system.t)
     bases = [lattice.build_lattice(reduction, 0, shuffle=np.random.default_rng(seed)) for seed in range(8)]
     for basis in bases[:2]:  # against the sum written out: level k from the top has V_k(R) / prod of its k norms
-        rr, radius2 = basis.arrays["rr"], float(basis.arrays["bound2"][0])
+        rr, radius2 = basis.data.rr, float(basis.data.bound2[0])
         levels = [math.pi ** (k / 2) * radius2 ** (k / 2) / math.gamma(k / 2 + 1) / math.prod(math.sqrt(v) for v in rr[len(rr) - k:]) for k in range(1, len(rr) + 1)]
         assert math.isclose(lattice.profile_score(basis), -math.log(sum(levels)), rel_tol=1e-9)
     nodes = [walk_nodes(basis) for basis in bases]
@@ -462,19 +450,17 @@ def test_profile_score_is_the_gaussian_heuristic_tree_size_and_ranks_walked_tree
 
 
 def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
-    from indexset.search import breadth
-
     for seed in (0, 2, 4):
         rng = np.random.default_rng(seed)
         system, _ = planted_system(rng, 3, 30, 0, 59, size=15)
         lll = lattice.build_lattice(reduce_system(system.M, system.t))
-        nodes = breadth.walk_breadth_first(lll.arrays, 10**7, lattice.MARGIN)[1]
-        estimate = breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN)
+        nodes = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN)[1]
+        estimate = breadth.estimate_nodes(lll.data, 20_000, seed, lattice.MARGIN)
         assert nodes > 1000 and 0.5 < estimate / nodes < 2  # unbiased; 20 000 descents keep it within ±35 % here
-        assert breadth.estimate_nodes(lll.arrays, 20_000, seed, lattice.MARGIN) == estimate  # seeded
+        assert breadth.estimate_nodes(lll.data, 20_000, seed, lattice.MARGIN) == estimate  # seeded
 
 
-def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_tree_is_walked(monkeypatch):
+def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_tree_is_walked():
     from reference import mitm_solutions
 
     from indexset.search.system import build_system
@@ -485,100 +471,103 @@ def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_t
         system = build_system(construct.planted(d=2, n=60, range=1000, seed=seed))
         first = search(system)
         assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
-        assert first.stages["walk"] == f"breadth-first (NumPy), pruned (slack {lattice.FIRST_WALK_SLACK})"
-        whole = lattice.build_lattice(reduce_system(system.M, system.t), lattice.BKZ_BLOCK)
+        assert first.stages["walk"] == f"breadth-first (NumPy), pruned (slack {DEFAULT.first_walk_slack})"
+        whole = lattice.build_lattice(reduce_system(system.M, system.t), DEFAULT.bkz_block)
         found += first.stages["nodes"] < walk_nodes(whole) / 4  # the pruned tree is a small part of the whole one
     assert found == 2
-    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)  # past the LLL walk, to the BKZ tree
+    past_lll = replace(DEFAULT, small_tree_nodes=-1)  # past the LLL walk, to the BKZ tree
     negative = construct.random(d=2, n=40, range=1000, seed=2)  # nothing to find: the whole walk decides after it
     assert mitm_solutions(negative) == []
-    none = search(build_system(negative))
+    none = search(build_system(negative), tuning=past_lll)
     assert none.status == "infeasible" and none.complete and none.stages["walk"] == "breadth-first (NumPy)"
 
 
-def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then(monkeypatch):
+def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then():
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    monkeypatch.setattr(lattice, "FIRST_WALK_NODES", -1)  # no pruned walk first: the whole BKZ walk answers
+    whole_walk = replace(DEFAULT, first_walk_nodes=-1)  # no pruned walk first: the whole BKZ walk answers
     system = build_system(construct.planted(d=2, n=60, range=1000, seed=1))
-    first = search(system)
+    first = search(system, tuning=whole_walk)
     assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
     assert first.stages["walk"] == "breadth-first (NumPy)"
-    whole = lattice.build_lattice(reduce_system(system.M, system.t), lattice.BKZ_BLOCK)
+    whole = lattice.build_lattice(reduce_system(system.M, system.t), DEFAULT.bkz_block)
     assert first.stages["nodes"] < walk_nodes(whole)  # it ended early
 
 
 def walk_nodes(lattice_: lattice.Lattice) -> int:
     """Nodes of the NumPy walk of the whole tree of ``lattice_``."""
-    from indexset.search.breadth import walk_breadth_first
-
-    return walk_breadth_first(lattice_.arrays, 10**7, lattice.MARGIN)[1]
+    return breadth.walk_breadth_first(lattice_.data, 10**7, lattice.MARGIN)[1]
 
 
-def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_rest(monkeypatch):
+def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_rest():
     from reference import mitm_solutions
 
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    monkeypatch.setattr(lattice, "SMALL_TREE_NODES", -1)
-    monkeypatch.setattr(lattice, "REDUCED_TREE_NODES", -1)  # no whole tree is walked in NumPy
-    monkeypatch.setattr(lattice, "FIRST_WALK_NODES", -1)  # nor the wide pruned one
+    # No whole tree is walked in NumPy, nor the wide pruned one: only the tightest linear profile.
+    tuning = replace(DEFAULT, small_tree_nodes=-1, reduced_tree_nodes=-1, first_walk_nodes=-1)
     for seed in (0, 1):  # planted sets that the slack-0.1 profile keeps
         system = build_system(construct.planted(d=2, n=50, range=1000, seed=seed))
-        first = search(system)
+        first = search(system, tuning=tuning)
         assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
         assert first.stages["walk"].startswith("breadth-first (NumPy), pruned")
     # Nothing to find: the pruned walk proves nothing, the kernel's complete search decides.
     negative = construct.random(d=2, n=40, range=1000, seed=1)
     assert mitm_solutions(negative) == []
-    none = search(build_system(negative))
+    none = search(build_system(negative), tuning=tuning)
     assert none.status == "infeasible" and none.complete and "walk" not in none.stages
     planted = construct.planted(d=2, n=40, range=1000, seed=1)
-    every = search(build_system(planted), find_all=True)  # counting never prunes
+    every = search(build_system(planted), find_all=True, tuning=tuning)  # counting never prunes
     assert every.complete and sorted(every.solutions) == mitm_solutions(planted) and "walk" not in every.stages
 
 
-@pytest.mark.usefixtures("kernel_walk")
 @pytest.mark.parametrize("hopeless", [False, True])
 def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_in_time(monkeypatch, hopeless):
+    from indexset.search.lattice import engine
+
     budgets = []
 
-    def recorded(system, bases, seconds, *args, **kwargs):
+    def recorded(job, bases, seconds, *args, **kwargs):  # a spy: the seconds handed to the passes show in no result
         budgets.append(seconds)
         return [], {"passes": 0, "nodes": 0, "seconds": 0.0, "found": False}
 
-    monkeypatch.setattr(lattice, "pruned_passes", recorded)
-    monkeypatch.setattr(lattice, "PRUNED_MAX_SECONDS", 3600.0)
-    monkeypatch.setattr(lattice, "NODE_SECONDS", 1e6 if hopeless else 1e-12)  # every tree outlasts the limit, or none does
-    monkeypatch.setattr(lattice, "PRUNED_SHARE", 1e9 if hopeless else 1e12)  # the share of the prediction never binds
+    monkeypatch.setattr(engine, "pruned_passes", recorded)
+    tuning = replace(KERNEL_WALK, pruned_max_seconds=3600.0,
+                     node_seconds=1e6 if hopeless else 1e-12,  # every tree outlasts the limit, or none does
+                     pruned_share=1e9 if hopeless else 1e12)  # the share of the prediction never binds
     system = star_system(np.random.default_rng(2), 2, 40, 1000)
-    lattice.search(system, time_limit=30.0)  # seconds to spare before the passes (a tree of n = 40)
+    search(system, time_limit=30.0, tuning=tuning)  # seconds to spare before the passes (a tree of n = 40)
     assert len(budgets) == 1
-    share = lattice.PRUNED_SHARE_OF_LIMIT_HOPELESS if hopeless else 0.1
+    share = tuning.pruned_share_of_limit_when_hopeless if hopeless else tuning.pruned_share_of_limit
     assert 0.5 * share * 30.0 < budgets[0] <= share * 30.0
 
 
 @pytest.mark.parametrize("share", [0.0, 1e9])
 def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_pay_for(monkeypatch, share):
+    from indexset.search.lattice import choose
+    from indexset.search.lattice import job as job_module
+
     # share 0: the estimate pays for none, so only the loading pays (3 bases); 1e9: it pays for the most, loading or not.
     system = star_system(np.random.default_rng(4), 2, 50, 1000)
     reduction = reduce_system(system.M, system.t)
     lll = lattice.build_lattice(reduction)
-    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
-    assert reduced.D >= lattice.CANDIDATES_FROM
-    monkeypatch.setattr(lattice, "CANDIDATE_SHARE", share)
-    monkeypatch.setattr(lattice, "KERNEL_LOAD_SECONDS", 3.5 * lattice.BASIS_SECONDS * reduced.D**2)
+    reduced = lattice.build_lattice(reduction, DEFAULT.bkz_block)
+    assert DEFAULT.candidates_from <= reduced.D
+    tuning = replace(DEFAULT, candidate_share=share, kernel_load_seconds=3.5 * DEFAULT.basis_seconds * reduced.D**2)
+    job = lattice.Job(system, reduction, seed=7, tuning=tuning, bkz_block=DEFAULT.bkz_block, embedding="cvp")
+    # Spies: the order of the builds and the estimate shows in no result.
     calls = []
-    build, estimate = lattice.build_lattice, lattice.estimate_nodes
-    monkeypatch.setattr(lattice, "build_lattice", lambda *args, **kwargs: calls.append("build") or build(*args, **kwargs))
-    monkeypatch.setattr(lattice, "estimate_nodes", lambda *args: calls.append("estimate") or estimate(*args))
+    build, estimate = job_module.build_lattice, choose.estimate_nodes
+    monkeypatch.setattr(job_module, "build_lattice", lambda *args, **kwargs: calls.append("build") or build(*args, **kwargs))
+    monkeypatch.setattr(choose, "estimate_nodes", lambda *args, **kwargs: calls.append("estimate") or estimate(*args, **kwargs))
     chosen = {}
     for loading in (False, True):
         calls.clear()
-        best, facts, bases = lattice.choose_lattice(reduction, lattice.BKZ_BLOCK, "cvp", 7, None, None, lll, reduced, loading)
-        paid = lattice.MAX_CANDIDATES - 1 if share else 3 if loading else 0
+        choice = lattice.choose_lattice(job, lll, reduced, loading)
+        best, facts, bases = choice.lattice, choice.facts, choice.bases
+        paid = tuning.max_candidates - 1 if share else 3 if loading else 0
         assert facts["candidates"] == 1 + paid and len(bases) == 1 + paid and facts["estimated_nodes"] > 0
         # The bases the loading pays for come before the estimate, the others after it.
         before = 3 if loading else 0
@@ -593,6 +582,8 @@ def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_
 def test_the_kernels_load_on_the_lll_basis_when_the_bkz_one_has_a_numerics_problem(monkeypatch):
     from reference import mitm_solutions
 
+    from indexset.search.lattice import engine
+    from indexset.search.lattice.small import SmallTrees
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
@@ -600,23 +591,26 @@ def test_the_kernels_load_on_the_lll_basis_when_the_bkz_one_has_a_numerics_probl
     system = build_system(instance)
     reduction = reduce_system(system.M, system.t)
     lll = lattice.build_lattice(reduction)
-    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    reduced = lattice.build_lattice(reduction, DEFAULT.bkz_block)
     reduced.problem = "a numerics problem (made up by the test)"
-    monkeypatch.setattr(lattice, "_small_tree_answer", lambda *args: (None, lll, reduced))
+    # No small-tree walk answers and these are the bases it built; a spy records the basis the kernels load on (shown in no result).
+    monkeypatch.setattr(engine, "small_tree_answer", lambda job: SmallTrees(None, lll, reduced))
     handed = []
-    loading = lattice._kernels_loading
-    monkeypatch.setattr(lattice, "_kernels_loading", lambda basis: handed.append(basis) or loading(basis))
+    loading = engine.kernels_loading
+    monkeypatch.setattr(engine, "kernels_loading", lambda basis: handed.append(basis) or loading(basis))
     result = search(system, reduction)
     assert handed == [lll]  # a basis the load's one-probe estimate can walk
     assert result.status == "feasible" and system.is_solution(result.index_set) and result.index_set in mitm_solutions(instance)
 
 
-def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis(monkeypatch):
+def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis():
     system = star_system(np.random.default_rng(4), 2, 50, 1000)
     reduction = reduce_system(system.M, system.t)
     lll = lattice.build_lattice(reduction)
-    reduced = lattice.build_lattice(reduction, lattice.BKZ_BLOCK)
+    reduced = lattice.build_lattice(reduction, DEFAULT.bkz_block)
     reduced.problem = "a numerics problem (made up by the test)"
-    monkeypatch.setattr(lattice, "NODE_SECONDS", 1e-12)  # every LLL tree is shorter than a BKZ pass
-    best, facts, bases = lattice.choose_lattice(reduction, lattice.BKZ_BLOCK, "cvp", 0, None, None, lll, reduced, True)
+    tuning = replace(DEFAULT, node_seconds=1e-12)  # every LLL tree is shorter than a BKZ pass
+    job = lattice.Job(system, reduction, seed=0, tuning=tuning, bkz_block=DEFAULT.bkz_block, embedding="cvp")
+    choice = lattice.choose_lattice(job, lll, reduced, True)
+    best, facts, bases = choice.lattice, choice.facts, choice.bases
     assert best is lll and bases == [lll] and facts["bkz"].startswith("skipped (the LLL tree")

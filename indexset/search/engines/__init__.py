@@ -35,6 +35,9 @@ from indexset.result import Result
 NAMES = ("lattice", "cpsat", "brute")
 """Every engine; the portfolio races ``lattice`` and ``cpsat`` by default."""
 
+_MODULES = {"lattice": "indexset.search.lattice.engine", "cpsat": "indexset.search.engines.cpsat", "brute": "indexset.search.engines.brute"}
+"""Where each engine lives (the lattice engine is a package of its own)."""
+
 
 @runtime_checkable
 class Engine(Protocol):
@@ -60,4 +63,4 @@ def get_engine(name: str) -> Engine:
     """
     if name not in NAMES:
         raise KeyError(name)
-    return importlib.import_module(f"indexset.search.engines.{name}").ENGINE
+    return importlib.import_module(_MODULES[name]).ENGINE

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from indexset.budget import INTERRUPTED, TIME_LIMIT, Budget
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.bounds import kernel_bounds
 from indexset.search.reduce import Reduction
@@ -36,7 +37,7 @@ def _fits(values) -> bool:
     return all(abs(int(v)) < INT_LIMIT for v in values)
 
 
-def build_model(system: System, reduction: Reduction | None, min_size: int = 0, *, deadline: float | None = None, stop=None):
+def build_model(system: System, reduction: Reduction | None, min_size: int = 0, *, budget: Budget | None = None):
     """The CP-SAT model, its 0/1 variables and the model kind.
 
     Kinds: ``kernel`` (z = z0 + K y with certified bounds on y, plus the rows
@@ -44,8 +45,8 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0, 
     64 bits, replaced by the scaled relaxation of
     :func:`indexset.search.system.fit_coefficients`: it keeps every solution, and
     the caller must filter hits with the exact system), or ``empty`` (the
-    certified bounds leave no y), or ``stopped`` (``stop`` was set or the
-    deadline passed while the bounds were computed).
+    certified bounds leave no y), or ``stopped`` (the budget's stop was set
+    or its deadline passed while the bounds were computed).
 
     Parameters
     ----------
@@ -54,15 +55,14 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0, 
         Use kernel coordinates when it holds z0 and a kernel basis.
     min_size : int
         Add ``Σ z ≥ min_size`` (|S| ≥ d is implied by (★); it helps search).
-    deadline : float, optional
-        ``time.perf_counter()`` value after which to give up.
-    stop : threading.Event, optional
+    budget : Budget, optional
+        Deadline and stop request of the bounds' computation.
     """
     model = _cp_model().CpModel()
     z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
     kind = "plain"
     if _kernel_usable(system, reduction):
-        bounds = kernel_bounds(reduction.z0, reduction.kernel, deadline=deadline, stop=stop)
+        bounds = kernel_bounds(reduction.z0, reduction.kernel, budget=budget)
         if bounds is None:
             return model, z, "stopped"
         if not _add_kernel(model, z, reduction.z0, reduction.kernel, bounds):
@@ -139,14 +139,13 @@ def _collector_class():
 
 def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2) -> Result:
     """Search the 0/1 system with CP-SAT (see :mod:`indexset.search.engines` for the contract)."""
-    start = time.perf_counter()
-    if stop is not None and stop.is_set():
-        return Result(UNKNOWN, "CP-SAT: stopped before it started", engine=NAME)
-    deadline = None if time_limit is None else start + float(time_limit)
-    model, z, mode = build_model(system, reduction, min_size, deadline=deadline, stop=stop)
+    budget = Budget.of(time_limit, stop)
+    start = budget.start
+    if budget.stopped():
+        return Result(UNKNOWN, f"CP-SAT: {INTERRUPTED} before it started", engine=NAME)
+    model, z, mode = build_model(system, reduction, min_size, budget=budget)
     if mode == "stopped":
-        why = "stopped" if stop is not None and stop.is_set() else "time limit reached"
-        return Result(UNKNOWN, f"CP-SAT: {why} while computing the kernel bounds", engine=NAME, time_s=time.perf_counter() - start)
+        return Result(UNKNOWN, f"CP-SAT: {budget.halt_reason() or TIME_LIMIT} while computing the kernel bounds", engine=NAME, time_s=budget.elapsed())
     if mode == "empty":
         return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
     relaxed = mode == "relaxed"
@@ -154,8 +153,9 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     params = solver.parameters
     params.random_seed = int(seed) % 2**31  # CP-SAT takes an int32 seed
     params.catch_sigint_signal = False  # Ctrl-C is handled by the caller, which sets `stop`
-    if deadline is not None:
-        params.max_time_in_seconds = max(0.01, deadline - time.perf_counter())
+    left = budget.remaining()
+    if left is not None:
+        params.max_time_in_seconds = max(0.01, left)
     if find_all or relaxed:
         # A relaxed model may have spurious hits: walk all of them, keep exact ones.
         params.enumerate_all_solutions = True
@@ -205,7 +205,7 @@ def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> 
     if solutions:
         reason = f"CP-SAT ({mode} model) found {len(solutions)} solution(s)" + (", all of them" if complete else "")
         return Result(FEASIBLE, reason, index_set=solutions[0], solutions=solutions, count=len(solutions) if complete else None, engine=NAME, complete=complete, time_s=elapsed, stages=stages)
-    why = "stopped" if stopped else "time limit reached"
+    why = INTERRUPTED if stopped else TIME_LIMIT
     return Result(UNKNOWN, f"CP-SAT ({mode} model): {why} before a proof", engine=NAME, time_s=elapsed, stages=stages)
 
 

@@ -9,16 +9,16 @@ norms, the bounds that minimise the cost of one walk at a given p, under
 the model that the solution's direction is uniform on the sphere of the
 search radius. Every 0/1 solution of the (★) lattices lies exactly on that
 sphere (‖w‖² = n, MATH.md §6.1), so the model's hypothesis on the radius
-holds; its uniformity is a heuristic, and on the planted d = 3, R = 30,
-n = 100 block it is off for tight bounds (:data:`TRIAL_PROBABILITY`).
+holds; its uniformity is a heuristic, off for tight bounds on some
+families (BENCHMARKS.md, "Evidence for tuning values").
 Nothing here affects soundness: a trial reports only leaves checked
 exactly, and proves nothing when it finds none.
 
 The Pruner runs in a child process. Its optimiser meets NaN on some
-ordinary inputs (here: about half of a grid of geometric Gram–Schmidt
-profiles at D = 48–91), and fplll then throws from code that cannot
-propagate the exception, which aborts the process it runs in. A child
-costs about 0.4 s, once per search that is predicted to take 300 s or more.
+ordinary inputs (a grid of geometric Gram–Schmidt profiles meets it
+often), and fplll then throws from code that cannot propagate the
+exception, which aborts the process it runs in. The child is started once
+per search that runs trials.
 """
 
 from __future__ import annotations
@@ -28,20 +28,6 @@ import subprocess
 import sys
 
 import numpy as np
-
-TRIAL_PROBABILITY = 0.05
-"""Success probability of one trial, by the model. Over 150–300 BKZ-20
-bases of the planted d = 3, R = 30, n = 100 block (D = 91), the planted
-solution stayed within the bounds for model probabilities 0.02 / 0.05 /
-0.1 / 0.2 in 0.7 % / 6.7 % / 16 % / 35 % of the bases (directions uniform on
-the sphere: 2.1 % / 5.5 % / 11 % / 21 %). One walk took 3–9 s at 0.02
-(2–5·10⁷ nodes) and about 50 s at 0.05 (2.6·10⁸ nodes, 5 M a second), and
-the trees grow about tenfold per doubling of the probability; a fresh
-basis takes 0.4 s. Expected seconds to a solution on one thread: about 950
-at 0.02, 750 at 0.05, and more at 0.1 (10⁹ nodes and more a walk)."""
-
-PRUNER_SECONDS = 60.0
-"""Most seconds the child process may take (0.2–0.5 s at D = 91)."""
 
 _CHILD = """
 import json, sys
@@ -53,7 +39,7 @@ json.dump(list(pruner.optimize_coefficients_cost_fixed_prob([1.0] * len(r["rr"])
 """
 
 
-def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probability: float = TRIAL_PROBABILITY) -> np.ndarray | None:
+def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probability: float, seconds: float) -> np.ndarray | None:
     """Relative bounds of one trial: ``coefficients[i]`` is level i's bound over ``radius2``.
 
     Parameters
@@ -67,6 +53,8 @@ def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probabil
         Cost of one fresh basis (the trial's re-randomisation), in walk nodes.
     probability : float
         The model's success probability of one trial.
+    seconds : float
+        Most seconds the child process may take.
 
     Returns
     -------
@@ -77,7 +65,7 @@ def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probabil
     """
     request = {"rr": [float(r) for r in rr], "radius2": float(radius2), "basis_nodes": float(basis_nodes), "probability": float(probability)}
     try:
-        child = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True, text=True, timeout=PRUNER_SECONDS)
+        child = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True, text=True, timeout=seconds)
         coefficients = np.asarray(json.loads(child.stdout), dtype=np.float64) if child.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return None

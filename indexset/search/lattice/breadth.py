@@ -4,59 +4,50 @@ The tree is that of :func:`indexset.native.enumerate.enumerate_box`, cut by
 the same tests on the same float data with the same margins (norm, Hölder
 on b*_i, per-coordinate bounds on W_i, Hölder with W_i, dual bounds;
 MATH.md §6.1), but walked a level at a time over a frontier of up to
-:data:`CHUNK` nodes: a wider level is cut into chunks, each walked to the
+``chunk`` nodes: a wider level is cut into chunks, each walked to the
 leaves before the next (depth first across chunks), so a first solution
 can end a walk before the whole tree is made, and memory stays bounded.
 Two differences from the kernel, both sound: the per-coordinate bounds
 are on at every level (the kernel switches them off where they stop
 paying), and the Hölder sum ‖W_i‖₁ is the float sum itself (the kernel's
-is in fixed point). Per node it is about 15× slower than the compiled
-kernel; it needs no Numba, whose loading (0.65–0.8 s) costs more than the
-whole walk of a tree of a few thousand nodes. A walk may stop at a node
+is in fixed point). Per node it is much slower than the compiled
+kernel; it needs no Numba, whose loading costs more than the whole walk
+of a tree of a few thousand nodes. A walk may stop at a node
 budget, or (``until``) at its first solutions; only a walk that ran to
 the end is complete.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from indexset.budget import Budget
 
 SLACK = 1e-9
 """Rounding slack of an interval end before ceil/floor, as in the kernel."""
 
-CHUNK = 1024
-"""Most nodes of one level expanded together. At 1024 whole walks ran about
-as fast as walks over whole levels (d = 2, n = 60 and QOBLIB ms_06/ms_07:
-0.10–0.38 s against 0.10–0.58 s; smaller arrays stay in cache), and first
-solutions came after 9–36 % of the nodes (0.04–0.07 s against 0.19–0.51 s);
-at 256 the per-chunk overhead made whole walks 1.4–2.5× as slow."""
-
-
-def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float | None = None, stop=None, until=None) -> tuple[np.ndarray | None, int]:
+def walk_breadth_first(data, max_nodes: int, tol: float, budget: Budget | None = None, until=None, chunk: int = 1024) -> tuple[np.ndarray | None, int]:
     """Every leaf of the enumeration tree (up to ``until``), unless it has more than ``max_nodes`` nodes.
 
     Parameters
     ----------
-    arrays : dict
-        The lattice's kernel inputs (``Lattice.arrays``: ``muT``, ``rr``,
-        ``tgt``, ``hold``, ``bstar``, ``cinv``, ``chalf``, ``ylo``, ``yhi``,
-        ``bound2``, ``cperp2``, ``top``) of an outside-target lattice (not
+    data : FloatData
+        The lattice's float data (:class:`indexset.search.lattice.basis.FloatData`,
+        under the bounds to walk) of an outside-target lattice (not
         symmetric: the walk does not fold x and −x together).
     max_nodes : int
         Node budget; the walk gives up as soon as the nodes it has made
         exceed it.
     tol : float
         Margin of the Hölder test on W_i (the kernel's ``tol``).
-    deadline : float, optional
-        ``time.perf_counter()`` value past which the walk gives up.
-    stop : threading.Event, optional
-        The walk gives up soon after it is set.
+    budget : Budget, optional
+        The walk gives up soon after its deadline passes or its stop is set.
     until : callable, optional
         ``until(leaves) -> bool``, called on each chunk's leaves as they
         come; the walk ends as soon as it returns True (with the leaves so
         far: then not every leaf of the tree is among them).
+    chunk : int
+        Most nodes of one level expanded together.
 
     Returns
     -------
@@ -69,33 +60,33 @@ def walk_breadth_first(arrays: dict, max_nodes: int, tol: float, deadline: float
     nodes : int
         Nodes made (children that passed the interval tests).
     """
-    D = arrays["rr"].shape[0]
+    D = data.rr.shape[0]
     if D == 0:  # the root is the only leaf
-        return _root(arrays, 1)[0], 0
-    chunks = [(D - 1, *_root(arrays, 1))]
+        return _root(data, 1)[0], 0
+    chunks = [(D - 1, *_root(data, 1))]
     leaves, nodes = [], 0
     while chunks:
         i, x, W, norm2 = chunks.pop()
-        low, count, centre = _intervals(arrays, i, x, W, norm2)
+        low, count, centre = _intervals(data, i, x, W, norm2)
         nodes += int(count.sum())
         # Checked before the children are built: the chunk that overflows would cost the most.
-        if nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop.is_set()):
+        if nodes > max_nodes or (budget is not None and budget.expired()):
             return None, nodes
         parent = np.repeat(np.arange(len(count)), count)
         first = np.cumsum(count) - count
         value = low[parent] + np.arange(len(parent)) - first[parent]
-        x, W, norm2, _ = _descend(arrays, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
+        x, W, norm2, _ = _descend(data, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
         if i == 0:
             leaves.append(x)
             if len(x) and until is not None and until(x):
                 break
             continue
         # Pushed last to first, so the first chunk is walked first.
-        chunks.extend((i - 1, x[k:k + CHUNK], W[k:k + CHUNK], norm2[k:k + CHUNK]) for k in reversed(range(0, len(x), CHUNK)))
+        chunks.extend((i - 1, x[k:k + chunk], W[k:k + chunk], norm2[k:k + chunk]) for k in reversed(range(0, len(x), chunk)))
     return np.concatenate(leaves) if leaves else np.zeros((0, D), dtype=np.int64), nodes
 
 
-def estimate_nodes(arrays: dict, probes: int, seed: int, tol: float) -> float:
+def estimate_nodes(data, probes: int, seed: int, tol: float) -> float:
     """Knuth's estimate of the nodes :func:`walk_breadth_first` makes on the whole tree.
 
     ``probes`` random root-to-leaf descents, walked side by side: at each
@@ -106,49 +97,49 @@ def estimate_nodes(arrays: dict, probes: int, seed: int, tol: float) -> float:
     worth starting).
     """
     rng = np.random.default_rng(seed)
-    x, W, norm2 = _root(arrays, probes)
+    x, W, norm2 = _root(data, probes)
     weight = np.ones(probes)
     total = 0.0
-    for i in range(arrays["rr"].shape[0] - 1, -1, -1):
-        low, count, centre = _intervals(arrays, i, x, W, norm2)
+    for i in range(data.rr.shape[0] - 1, -1, -1):
+        low, count, centre = _intervals(data, i, x, W, norm2)
         total += float((weight * count).sum()) / probes
         alive = count > 0
         value = low[alive] + np.floor(rng.random(int(alive.sum())) * count[alive]).astype(np.int64)
         weight = weight[alive] * count[alive]
-        x, W, norm2, kept = _descend(arrays, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol)
+        x, W, norm2, kept = _descend(data, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol)
         weight = weight[kept]
         if not len(x):
             break
     return total
 
 
-def _root(arrays: dict, copies: int):
+def _root(data, copies: int):
     """Coefficients, W_D and partial norm of ``copies`` root nodes."""
-    D = arrays["rr"].shape[0]
-    return np.zeros((copies, D), dtype=np.int64), np.tile(arrays["top"], (copies, 1)), np.zeros(copies)
+    D = data.rr.shape[0]
+    return np.zeros((copies, D), dtype=np.int64), np.tile(data.top, (copies, 1)), np.zeros(copies)
 
 
-def _intervals(arrays: dict, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndarray):
+def _intervals(data, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndarray):
     """The admissible values ``low, low + 1, …, low + count − 1`` of x_i below each node, and its centre c_i."""
-    centre = arrays["tgt"][i] - x[:, i + 1:] @ arrays["muT"][i, i + 1:]
-    room = arrays["bound2"][i] - norm2
-    half = np.minimum(np.sqrt(np.maximum(room, 0.0) / arrays["rr"][i]), arrays["hold"][i])
+    centre = data.tgt[i] - x[:, i + 1:] @ data.muT[i, i + 1:]
+    room = data.bound2[i] - norm2
+    half = np.minimum(np.sqrt(np.maximum(room, 0.0) / data.rr[i]), data.hold[i])
     # Per coordinate r: W_i[r] = W_{i+1}[r] + (x_i − c_i)·b*_i[r] must stay within lbox[i, r].
-    shifted = centre[:, None] - W * arrays["cinv"][i]
-    low_f = np.maximum(centre - half, (shifted - arrays["chalf"][i]).max(axis=1))
-    high_f = np.minimum(centre + half, (shifted + arrays["chalf"][i]).min(axis=1))
-    low = np.maximum(np.ceil(low_f - SLACK), arrays["ylo"][i]).astype(np.int64)
-    high = np.minimum(np.floor(high_f + SLACK), arrays["yhi"][i]).astype(np.int64)
+    shifted = centre[:, None] - W * data.cinv[i]
+    low_f = np.maximum(centre - half, (shifted - data.chalf[i]).max(axis=1))
+    high_f = np.minimum(centre + half, (shifted + data.chalf[i]).min(axis=1))
+    low = np.maximum(np.ceil(low_f - SLACK), data.ylo[i]).astype(np.int64)
+    high = np.minimum(np.floor(high_f + SLACK), data.yhi[i]).astype(np.int64)
     return low, np.where(room >= 0.0, np.maximum(high - low + 1, 0), 0), centre
 
 
-def _descend(arrays: dict, i: int, x, W, norm2, value, centre, tol: float):
+def _descend(data, i: int, x, W, norm2, value, centre, tol: float):
     """Children with x_i = ``value`` (rows: fresh copies of their parents' data), less those Hölder with W_i cuts, and the mask of those kept."""
     diff = value - centre
     x[:, i] = value
-    W = W + diff[:, None] * arrays["bstar"][i]
-    norm2 = norm2 + diff * diff * arrays["rr"][i]
+    W = W + diff[:, None] * data.bstar[i]
+    norm2 = norm2 + diff * diff * data.rr[i]
     # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁ below any box point.
     l1 = np.abs(W).sum(axis=1)
-    keep = norm2 + arrays["cperp2"] <= l1 + tol * (1.0 + l1)
+    keep = norm2 + data.cperp2 <= l1 + tol * (1.0 + l1)
     return x[keep], W[keep], norm2[keep], keep

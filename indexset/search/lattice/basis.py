@@ -1,0 +1,415 @@
+"""The lattice of a 0/1 system: embedding, reduction, and the float data of its tree.
+
+Every integer solution of ``M z = t`` is ``z = z0 + K y`` (K an integer
+kernel basis, :mod:`indexset.search.reduce`), so z ∈ {0,1}^n exactly when the
+lattice vector ``2K y`` lies within the box ``[−1, 1]^n`` of the target
+``c = 1 − 2z0``: ``w = 2K y − c = 2z − 1`` has every coordinate ±1
+(Aardal–Hurkens–Lenstra). The basis 2K is reduced with python-flint's LLL
+and fpylll's BKZ, the target by Babai rounding. The homogeneous (Kannan)
+embedding ``[[2K, 2z0 − 1], [0, 1]]``, which puts the target inside the
+lattice, is available too (``embedding="homogeneous"``).
+
+The float data (Gram–Schmidt, box and dual bounds) carry safety margins
+(:data:`MARGIN`), and bases whose float data could approach them are
+refused (:attr:`Lattice.problem`); huge top levels are fixed exactly
+instead (:func:`_fix_rigid_levels`). Every leaf is decoded and checked
+with exact integers (:func:`decode`), so floating point can only ever cost
+time, never a solution or a wrong answer (MATH.md §6.1).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, replace
+
+import flint
+import numpy as np
+
+from indexset.budget import Budget
+from indexset.native import enumerate as native
+from indexset.search import bkz
+from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
+from indexset.search.reduce import Reduction
+from indexset.search.system import System
+
+MARGIN = 1e-7
+"""Absolute slack added to every float pruning bound. Gram–Schmidt data of a
+reduced basis with small entries is accurate to ~1e-12, so this margin
+cannot cut a true box vertex; :func:`_check_numerics` refuses bases where
+that is not evident."""
+
+MAX_GS_RATIO = 1e4
+"""Largest ratio of Gram–Schmidt norms accepted for float pruning (above it,
+huge top levels are fixed exactly, else the engine answers unknown)."""
+
+_BKZ_LOCK = threading.Lock()
+"""fpylll's BKZ runs one reduction at a time: it installs process-wide
+signal handling (cysignals) around each call, and two reductions at once
+in two threads crash the process."""
+
+
+@dataclass
+class FloatData:
+    """The float pruning data of a basis (with margins), and its int64 copy for exact leaf tests.
+
+    Attributes
+    ----------
+    muT, rr, bstar, cinv, chalf, hold, ylo, yhi, cperp2, bound2
+        As in :class:`indexset.native.enumerate.Tree`.
+    tgt : ndarray of float64, shape (D,)
+        Coordinates of the target along each b*_j.
+    top : ndarray of float64, shape (N,)
+        −c⊥, the part of −c outside the lattice span (padded).
+    radius2 : float
+        Squared search radius with margin: every box point's lattice part is within it.
+    basis, offset : ndarray of int64
+        The exact basis and offset when int64 leaf arithmetic cannot overflow, else zeros.
+    """
+
+    muT: np.ndarray
+    rr: np.ndarray
+    bstar: np.ndarray
+    cinv: np.ndarray
+    chalf: np.ndarray
+    hold: np.ndarray
+    ylo: np.ndarray
+    yhi: np.ndarray
+    tgt: np.ndarray
+    top: np.ndarray
+    cperp2: float
+    radius2: float
+    bound2: np.ndarray
+    basis: np.ndarray
+    offset: np.ndarray
+
+    def bounded(self, bound2: np.ndarray | None) -> FloatData:
+        """The same data under the per-level bounds ``bound2`` (None: unchanged)."""
+        return self if bound2 is None else replace(self, bound2=bound2)
+
+
+class Lattice:
+    """Integer basis and the float pruning data of the enumeration.
+
+    A leaf x is the vector ``w = basis·x + offset``; it answers the system
+    when every coordinate of w is ±1.
+
+    Attributes
+    ----------
+    basis : ndarray of object, shape (N, D)
+        Reduced integer basis (columns), exact.
+    offset : ndarray of object, shape (N,)
+        Exact integer offset (−c, c the target; zero when homogeneous).
+    n : int
+        Number of 0/1 unknowns.
+    symmetric : bool
+        Homogeneous embedding (N = n + 1): x and −x give the same z, and
+        ``z = (s·w[:n] + 1)/2`` with ``s = w[n]``; else ``z = (w + 1)/2``.
+    data : FloatData or None
+        The kernel's inputs (None when D = 0 or the numerics were refused).
+    exact : bool
+        int64 leaf arithmetic cannot overflow.
+    bkz_block : int
+        The BKZ block size it was reduced with (0: LLL only).
+    problem : str or None
+        Why the float data cannot be trusted (the engine then answers unknown).
+    infeasible : bool
+        Exact arithmetic proved that no box point exists (no search needed).
+    """
+
+    def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool) -> None:
+        self.basis = basis
+        self.offset = offset
+        self.n = n
+        self.symmetric = symmetric
+        self.N, self.D = basis.shape
+        self.problem = None
+        self.infeasible = False
+        self.data: FloatData | None = None
+        self.exact = False
+        self.bkz_block = 0
+
+    @property
+    def searchable(self) -> bool:
+        """Whether a tree is to be walked: the float data are trusted and no exact proof already says no box point exists."""
+        return self.problem is None and not self.infeasible
+
+    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None) -> native.Tree:
+        """The kernel's :class:`~indexset.native.enumerate.Tree` (under ``bound2``, default the radius at every level).
+
+        ``coord`` is the per-level switch and counters of the per-coordinate
+        bounds (default: on at every level, fresh counters).
+        """
+        data = self.data
+        if coord is None:
+            coord = np.zeros((3, self.D), dtype=np.int64)
+            coord[0] = 1
+        return native.Tree(data.muT, data.rr, data.bstar, data.cinv, data.chalf, data.hold, data.ylo, data.yhi,
+                           data.bound2 if bound2 is None else bound2, data.cperp2, MARGIN, self.symmetric, coord,
+                           data.basis, data.offset, self.exact)
+
+    def new_walk(self) -> native.Walk:
+        """A fresh walk of the whole tree."""
+        return native.new_walk(self.D, self.data.top.shape[0], self.data.top, self.data.tgt)
+
+    def payload(self) -> dict:
+        """Plain data (numpy arrays, ints, bools) from which :meth:`from_payload` rebuilds it.
+
+        The float pruning data travel as computed here, so another process
+        walks exactly the same tree (no recomputation with another BLAS).
+        """
+        data = None if self.data is None else asdict(self.data)
+        return {"basis": self.basis, "offset": self.offset, "n": int(self.n), "symmetric": bool(self.symmetric), "exact": bool(self.exact), "data": data}
+
+    @classmethod
+    def from_payload(cls, payload: dict) -> Lattice:
+        """The lattice :meth:`payload` describes (its search data, ready to enumerate)."""
+        lattice = cls(np.asarray(payload["basis"], dtype=object), np.asarray(payload["offset"], dtype=object), int(payload["n"]), bool(payload["symmetric"]))
+        lattice.data = None if payload["data"] is None else FloatData(**payload["data"])
+        lattice.exact = bool(payload["exact"])
+        return lattice
+
+
+def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp", shuffle=None, budget: Budget | None = None,
+                  tuning: LatticeTuning = DEFAULT) -> Lattice:
+    """Embed, reduce and prepare the pruning data for ``reduction``'s lattice.
+
+    Parameters
+    ----------
+    reduction : Reduction
+        With an integer particular solution z0 and kernel basis K.
+    bkz_block : int
+        fpylll BKZ block size after LLL (0: LLL only).
+    embedding : {"cvp", "homogeneous"}
+        The kernel lattice 2K with the target ``1 − 2z0`` outside, or the
+        (n + 1)-dimensional Kannan embedding with the target inside.
+    shuffle : numpy.random.Generator, optional
+        Permute the input vectors before reduction (another reduced basis
+        of the same lattice: a candidate basis).
+    budget : Budget, optional
+        Bounds the BKZ pass (a basis reduced less is still a basis: only speed changes).
+    tuning : LatticeTuning
+        Its ``bkz_loops`` bounds the BKZ tours.
+    """
+    n = reduction.n
+    if embedding == "homogeneous":
+        rows = _reduce_rows(_permuted(_embedding_rows(reduction), shuffle), bkz_block, budget, tuning)
+        lattice = Lattice(_columns(rows), np.zeros(n + 1, dtype=object), n, True)
+    elif embedding == "cvp":
+        K = reduction.kernel
+        rows = flint.fmpz_mat([[2 * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])])
+        basis = _columns(_reduce_rows(_permuted(rows, shuffle), bkz_block, budget, tuning))
+        target = _babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
+        lattice = Lattice(basis, -target, n, False)
+    else:
+        raise ValueError(f"unknown embedding {embedding!r}")
+    lattice.bkz_block = bkz_block
+    _float_data(lattice)
+    if lattice.problem and lattice.symmetric:
+        # Only the outside-target form has the exact treatment of huge levels.
+        return build_lattice(reduction, bkz_block, "cvp", shuffle, budget, tuning)
+    if lattice.problem:
+        lattice = _fix_rigid_levels(lattice)
+    return lattice
+
+
+def decode(lattice: Lattice, x: np.ndarray, system: System) -> list[int] | None:
+    """Exact vector ``B x``; the support of its z if it is a solution, else None."""
+    coeffs = [int(v) for v in x]
+    vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) + int(lattice.offset[r]) for r in range(lattice.N)]
+    if any(v not in (1, -1) for v in vector):
+        return None
+    s = vector[-1] if lattice.symmetric else 1
+    support = [i for i in range(lattice.n) if s * vector[i] == 1]
+    return support if system.is_solution(support) else None
+
+
+def _permuted(rows: flint.fmpz_mat, rng) -> flint.fmpz_mat:
+    if rng is None:
+        return rows
+    order = rng.permutation(rows.nrows())
+    return flint.fmpz_mat([[rows[int(r), c] for c in range(rows.ncols())] for r in order])
+
+
+def _columns(rows: flint.fmpz_mat) -> np.ndarray:
+    """Rows of an fmpz_mat as the columns of an object array."""
+    return np.array([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())], dtype=object).reshape(rows.nrows(), rows.ncols()).T
+
+
+def _babai(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``target − basis·q`` for q from Babai rounding (exact integers; any q is fine)."""
+    B = basis.astype(np.float64)
+    q = np.rint(np.linalg.lstsq(B, target.astype(np.float64), rcond=None)[0]).astype(np.int64)
+    shift = basis.dot(np.array([int(v) for v in q], dtype=object))
+    return target - shift
+
+
+def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
+    """Rows ``(2K_j, 0)`` and ``(2z0 − 1, 1)``: the homogeneous embedding."""
+    n = reduction.n
+    K = reduction.kernel
+    rows = [[2 * int(K[i, j]) for i in range(n)] + [0] for j in range(K.shape[1])]
+    rows.append([2 * int(v) - 1 for v in reduction.z0] + [1])
+    return flint.fmpz_mat(rows)
+
+
+def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, budget: Budget | None, tuning: LatticeTuning) -> flint.fmpz_mat:
+    """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll (at most until the budget's deadline)."""
+    rows = rows.lll(delta=0.99)
+    fpylll = bkz.load()
+    if bkz_block and bkz_block > 2 and rows.nrows() > 2 and fpylll is not None:
+        BKZ, IntegerMatrix = fpylll
+        A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
+        with _BKZ_LOCK:
+            left = None if budget is None else budget.remaining()  # the wait for the lock counts
+            limit = {} if left is None else {"max_time": max(0.001, left)}
+            BKZ.reduction(A, BKZ.Param(block_size=min(bkz_block, rows.nrows()), max_loops=tuning.bkz_loops, flags=BKZ.AUTO_ABORT, **limit))
+        rows = flint.fmpz_mat([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)])
+    return rows
+
+
+def _float_data(lattice: Lattice) -> None:
+    """Gram–Schmidt data, box bounds, dual bounds, all with safety margins."""
+    basis = lattice.basis
+    N, D = lattice.N, lattice.D
+    if D == 0:
+        return
+    B = basis.astype(np.float64)
+    Q, R = np.linalg.qr(B)
+    diag = np.diag(R).copy()
+    lattice.problem = _check_numerics(basis, lattice.offset, B, Q, R)
+    if lattice.problem:
+        return
+    c = -lattice.offset.astype(np.float64)  # the target
+    inside = Q.T @ c
+    outside = c - Q @ inside
+    bstar = (Q * diag).T.copy()
+    rr = diag**2
+    mu = (R / diag[:, None]).T.copy()  # mu[l, j] = R[j, l] / R[j, j]
+    ylo, yhi = _dual_bounds(Q, R, c)
+    tiny = np.abs(bstar) <= 1e-12
+    safe = np.where(tiny, 1.0, bstar)
+    cperp2 = float(outside @ outside)
+    radius2 = max(float(N) - cperp2, 0.0) * (1 + 1e-9) + MARGIN
+    bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
+    widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
+    lattice.exact = widest * max(bound, 1) < 2**62
+    extra = -N % 4  # the ambient dimension padded to a multiple of 4 for the unrolled kernel loops
+    lattice.data = FloatData(
+        muT=mu.T.copy(), rr=rr, tgt=inside / diag, ylo=ylo, yhi=yhi,
+        hold=np.abs(bstar).sum(axis=1) / rr * (1 + 1e-9) + MARGIN,
+        # Zero columns of b* and 1/b*, ∞ half-widths and zeros of −c⊥ change no bound.
+        bstar=_pad(bstar, extra, 0.0),
+        cinv=_pad(np.where(tiny, 0.0, 1.0 / safe), extra, 0.0),
+        chalf=_pad(np.where(tiny, np.inf, _box_bounds(Q) / np.abs(safe)), extra, np.inf),
+        top=np.concatenate([-outside, np.zeros(extra)]),
+        cperp2=cperp2, radius2=radius2,
+        bound2=np.full(D, radius2),  # the complete search: the radius at every level
+        basis=basis.astype(np.int64) if lattice.exact else np.zeros((N, D), dtype=np.int64),
+        offset=lattice.offset.astype(np.int64) if lattice.exact else np.zeros(N, dtype=np.int64),
+    )
+
+
+def _pad(a: np.ndarray, extra: int, fill: float) -> np.ndarray:
+    """``a`` with ``extra`` more columns of ``fill``."""
+    return np.hstack([a, np.full((a.shape[0], extra), fill)]) if extra else a
+
+
+def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
+    """Refuse float Gram–Schmidt data whose error could approach the margins."""
+    if max(abs(int(v)) for v in np.concatenate([basis.ravel(), offset])) >= 2**40:
+        return "the reduced basis or target has entries too large for safe float pruning"
+    diag = np.abs(np.diag(R))
+    # Forward errors of R grow with this ratio (~ its condition): 1e4 keeps
+    # them near 1e-12, far inside MARGIN, at every level of the tree.
+    if diag.min() <= 0 or diag.max() / diag.min() > MAX_GS_RATIO:
+        return "the reduced basis is too ill-conditioned for safe float pruning"
+    error = np.abs(Q @ R - B).max() + np.abs(Q.T @ Q - np.eye(Q.shape[1])).max() * np.abs(B).max()
+    if error > 1e-9:
+        return f"Gram–Schmidt reconstruction error {error:.2e} is too large for safe float pruning"
+    return None
+
+
+def _box_bounds(Q: np.ndarray) -> np.ndarray:
+    """``lbox[i, r] = ‖P_i e_r‖₁`` (P_i: projection orthogonal to b_0 … b_{i−1}), with margin."""
+    N, D = Q.shape
+    P = np.eye(N)
+    lbox = np.empty((D, N))
+    for i in range(D):
+        lbox[i] = np.abs(P).sum(axis=1)
+        P -= np.outer(Q[:, i], Q[:, i])
+    lbox[0] = 1.0  # P_0 = I exactly
+    return lbox * (1 + 1e-9) + MARGIN
+
+
+def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ ‖d_j‖₁``.
+
+    The dual basis ``D = B (BᵀB)⁻¹ = Q R⁻ᵀ`` comes from the triangular factor
+    (no normal equations, whose condition is squared).
+    """
+    # R is exactly upper triangular, so LU with partial pivoting leaves it as
+    # it is: this is a triangular solve (SciPy's would cost its import).
+    dual = Q @ np.linalg.solve(R, np.eye(R.shape[0])).T
+    centre = dual.T @ c
+    radius = np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
+    return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
+
+
+def _fix_rigid_levels(lattice: Lattice) -> Lattice:
+    """Decide the levels with huge Gram–Schmidt norms exactly, keep the rest.
+
+    Huge coefficients give a lattice with a few enormous basis vectors (LLL
+    puts them last) whose float data is not trustworthy. A level j with
+    ``‖b*_j‖² > 4N`` admits at most one coefficient (the interval has width
+    ``2√(N/‖b*_j‖²) < 1``), so exact rational Gram–Schmidt fixes those
+    levels along a single path; what remains is the small sublattice
+    b_0 … b_{p−1} with a shifted target, or an exact proof that no box point
+    exists (``lattice.infeasible``).
+    """
+    basis, N, D = lattice.basis, lattice.N, lattice.D
+    c = [-int(v) for v in lattice.offset]
+    mu, r, tgt, cperp2 = _exact_gram_schmidt(basis, c)
+    p = D
+    while p > 0 and r[p - 1] > 4 * N:
+        p -= 1
+    if p == D:
+        return lattice  # nothing rigid: the float problem stands
+    rem = N - cperp2
+    x = [0] * D
+    for j in range(D - 1, p - 1, -1):
+        centre = tgt[j] - sum((mu[k][j] * x[k] for k in range(j + 1, D)), flint.fmpq(0))
+        low = int(centre.floor())
+        fits = [v for v in (low, low + 1) if (v - centre) ** 2 * r[j] <= rem]
+        if rem < 0 or not fits:
+            rigid = Lattice(basis[:, :0], lattice.offset, lattice.n, False)
+            rigid.infeasible, rigid.bkz_block = True, lattice.bkz_block
+            return rigid
+        x[j] = fits[0]
+        rem -= (x[j] - centre) ** 2 * r[j]
+    shifted = np.array([c[i] - sum(int(basis[i, j]) * x[j] for j in range(p, D)) for i in range(N)], dtype=object)
+    short = basis[:, :p]
+    target = _babai(short, shifted) if p else shifted
+    smaller = Lattice(short, -target, lattice.n, False)
+    smaller.bkz_block = lattice.bkz_block
+    _float_data(smaller)
+    return smaller
+
+
+def _exact_gram_schmidt(basis: np.ndarray, c: list[int]):
+    """Exact μ, ‖b*_j‖², target coordinates and ‖c⊥‖² from the Gram matrix (fmpq)."""
+    _N, D = basis.shape
+    cols = [[int(v) for v in basis[:, j]] for j in range(D)]
+    gram = [[sum(a * b for a, b in zip(cols[i], cols[j])) for j in range(D)] for i in range(D)]
+    cb = [sum(a * b for a, b in zip(cols[j], c)) for j in range(D)]
+    mu = [[flint.fmpq(0)] * D for _ in range(D)]
+    r = [flint.fmpq(0)] * D
+    tgt = [flint.fmpq(0)] * D
+    for j in range(D):
+        for i in range(j):
+            # μ_{j,i} r_i = ⟨b_j, b*_i⟩ = G_{j,i} − Σ_{k<i} μ_{i,k} μ_{j,k} r_k
+            acc = flint.fmpq(gram[j][i]) - sum((mu[i][k] * mu[j][k] * r[k] for k in range(i)), flint.fmpq(0))
+            mu[j][i] = acc / r[i]
+        r[j] = flint.fmpq(gram[j][j]) - sum((mu[j][k] ** 2 * r[k] for k in range(j)), flint.fmpq(0))
+        tgt[j] = (flint.fmpq(cb[j]) - sum((mu[j][k] * tgt[k] * r[k] for k in range(j)), flint.fmpq(0))) / r[j]
+    cperp2 = flint.fmpq(sum(v * v for v in c)) - sum((tgt[j] ** 2 * r[j] for j in range(D)), flint.fmpq(0))
+    return mu, r, tgt, cperp2

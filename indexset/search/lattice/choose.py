@@ -1,0 +1,156 @@
+"""Which reduced basis pays: candidate bases, their scores, the node estimate.
+
+The default basis is LLL followed by BKZ (when the lattice is wide enough
+for BKZ to pay). When a Knuth estimate of its tree predicts a long
+search, further candidates (other orders of the input vectors, reduced the
+same way) are built, as many as a share of the predicted time pays for
+by the cost model, and the one whose tree the Gaussian heuristic predicts
+smallest wins (:func:`profile_score`). The cost model, not a clock,
+decides how many, so the choice is reproducible for a seed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexset.search.lattice.basis import Lattice
+from indexset.search.lattice.job import Job
+from indexset.search.lattice.walk import estimate_nodes
+
+
+@dataclass
+class Choice:
+    """The basis chosen, what the choice found out, and every searchable basis built.
+
+    Attributes
+    ----------
+    lattice : Lattice
+        The basis to search.
+    facts : dict
+        ``candidates`` (bases tried), ``bkz`` (the block, or why BKZ was
+        skipped) and ``estimated_nodes`` when the tree was estimated.
+    bases : list of Lattice
+        Every searchable basis built, the chosen one first (for the pruned passes).
+    """
+
+    lattice: Lattice
+    facts: dict
+    bases: list
+
+    def predicted_seconds(self, job: Job) -> float | None:
+        """The estimated enumeration time of the chosen basis on one core (None when not estimated)."""
+        nodes = self.facts.get("estimated_nodes")
+        return None if nodes is None else job.node_seconds(nodes)
+
+
+def profile_score(lattice: Lattice) -> float:
+    """Minus the log of the Gaussian-heuristic size of the enumeration tree (higher: smaller tree).
+
+    Level k from the top holds about ``V_k(R) / Π_{j ≥ D−k} ‖b*_j‖`` nodes
+    (V_k the volume of the k-ball of the search radius R): the sum over k
+    ranks reduced bases of one lattice. The box cuts shrink every tree, but
+    alike, so the ranking tracks the walked tree sizes (BENCHMARKS.md).
+    """
+    rr = lattice.data.rr
+    radius2 = float(lattice.data.bound2[0])
+    depth = np.arange(1, len(rr) + 1)
+    log_ball = 0.5 * depth * np.log(np.pi * radius2) - np.array([math.lgamma(k / 2 + 1) for k in depth])
+    log_levels = log_ball - 0.5 * np.cumsum(np.log(rr[::-1]))
+    top = log_levels.max()
+    return -float(top + np.log(np.exp(log_levels - top).sum()))
+
+
+def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False) -> Choice:
+    """The default reduced basis, or the best of several when they pay.
+
+    A Knuth estimate of the tree size of the default basis decides how much
+    time further candidates may take: ``candidate_share`` of the predicted
+    enumeration time, none when the search looks hopeless anyway
+    (``hopeless_seconds``). ``loading`` says that the kernels are loading
+    in another thread: the estimate waits for them, so first the
+    candidates that ``kernel_load_seconds`` pays for are reduced, beside
+    the load, and the estimate then pays for the rest, if more. At most a
+    tenth of the time left, at most ``max_candidates`` bases in all; the
+    candidate with the best :func:`profile_score` wins. ``lll`` and
+    ``reduced`` are the default input order's LLL and BKZ bases when the
+    caller has built them already; a searchable BKZ basis is then the
+    default basis (BKZ is paid for), else the LLL basis when its tree is
+    predicted shorter than a BKZ pass (:func:`_basis_that_pays`).
+    """
+    tuning = job.tuning
+    if reduced is not None and reduced.problem is None:
+        lattice, facts = reduced, {"candidates": 1, "bkz": job.bkz_block}
+    elif lll is not None and not job.bkz_block:
+        lattice, facts = lll, {"candidates": 1, "bkz": "off"}
+    else:  # estimates the LLL tree first: nothing left for the loading to hide
+        lattice, facts = _basis_that_pays(job, lll, reduced)
+    if not lattice.searchable or tuning.split_from >= lattice.D or tuning.candidates_from > lattice.D:
+        return Choice(lattice, _estimated(job, lattice, facts), [lattice])
+    # Knuth's estimate is unbiased but heavy-tailed: candidates pay only
+    # when the tree is long, since each costs a full LLL + BKZ.
+    cost = job.basis_seconds(lattice.D)
+    free = tuning.kernel_load_seconds if loading and "estimated_nodes" not in facts else 0.0
+    rng = np.random.default_rng(job.seed)  # one stream: the k-th candidate is the same in either phase
+    others, tried = _candidates(job, rng, _affordable(job, free, cost))
+    facts = _estimated(job, lattice, facts)
+    predicted = job.node_seconds(facts["estimated_nodes"])
+    spend = tuning.candidate_share * predicted if predicted < tuning.hopeless_seconds else 0.0
+    more, tried_more = _candidates(job, rng, _affordable(job, max(spend, free), cost) - tried)
+    others, tried = others + more, tried + tried_more
+    if not tried:
+        return Choice(lattice, facts, [lattice])
+    facts["candidates"] = tried + 1
+    best = max([lattice, *others], key=profile_score)  # the first of equals: the default basis
+    return Choice(best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best])
+
+
+def _affordable(job: Job, seconds: float, cost: float) -> int:
+    """Candidate bases that ``seconds`` pay for at ``cost`` each (at most a tenth of the time left; at most ``max_candidates`` − 1)."""
+    left = job.budget.remaining()
+    if left is not None:
+        seconds = min(seconds, 0.1 * left)
+    return max(0, min(job.tuning.max_candidates - 1, int(seconds / cost)))
+
+
+def _candidates(job: Job, rng, count: int) -> tuple[list, int]:
+    """Up to ``count`` re-reduced bases from shuffled input orders: the searchable ones, and how many were tried."""
+    built, tried = [], 0
+    for _ in range(count):
+        if job.budget.expired():
+            break
+        tried += 1
+        other = job.build(shuffle=rng)
+        if other.searchable:
+            built.append(other)
+    return built, tried
+
+
+def _basis_that_pays(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None) -> tuple[Lattice, dict]:
+    """The LLL basis when its predicted tree costs less than a BKZ pass would; else the BKZ one.
+
+    On trees a few milliseconds long, BKZ only adds its own cost. ``lll``
+    and ``reduced``: the bases, when the caller has built them already.
+    """
+    if lll is None:
+        lll = job.build(bkz_block=0)
+    if not job.bkz_block:
+        return lll, _estimated(job, lll, {"candidates": 1, "bkz": "off"})
+    facts = _estimated(job, lll, {"candidates": 1})
+    if not lll.searchable:
+        facts["bkz"] = "skipped (the LLL lattice decides without a search, or cannot be searched)"
+        return lll, facts
+    if "estimated_nodes" in facts and job.node_seconds(facts["estimated_nodes"]) < job.basis_seconds(lll.D):
+        facts["bkz"] = "skipped (the LLL tree is predicted shorter than a BKZ pass)"
+        return lll, facts
+    lattice = reduced or job.build()
+    return lattice, _estimated(job, lattice, {"candidates": 1, "bkz": job.bkz_block})
+
+
+def _estimated(job: Job, lattice: Lattice, facts: dict) -> dict:
+    """``facts`` with the tree-size estimate of a searchable lattice of more than ``split_from`` levels."""
+    if lattice.searchable and job.tuning.split_from < lattice.D and "estimated_nodes" not in facts:
+        facts["estimated_nodes"] = int(estimate_nodes(lattice, job.tuning.estimate_probes, job.seed))
+    return facts

@@ -1,0 +1,175 @@
+"""The lattice engine: the plan of one search, top-down.
+
+1. Exact algebra may answer at once (:func:`answers.by_algebra`).
+2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`).
+3. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
+4. For a first solution, pruned passes (and, for hopeless trees,
+   extreme-pruning trials) look for one in a few per cent of the
+   predicted time (:mod:`.pruned`). They prove nothing.
+5. The whole tree is walked by the kernel: in this thread, shared by
+   several, or as Dask tasks on a cluster the caller hands in (:mod:`.walk`).
+
+Each leaf is checked with exact integers and every reported z is checked
+against ``M z = t`` with Python ints, so floating point can only ever
+cost time, never a solution or a wrong answer (MATH.md §6.1).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from indexset.budget import Budget
+from indexset.result import Result
+from indexset.search.lattice import answers
+from indexset.search.lattice.basis import Lattice, decode
+from indexset.search.lattice.choose import Choice, choose_lattice
+from indexset.search.lattice.job import Job
+from indexset.search.lattice.pruned import Trials, passes_seconds, pruned_passes
+from indexset.search.lattice.small import small_tree_answer
+from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
+from indexset.search.lattice.walk import NAME, Run, kernels_loading, walk_shared, walk_whole
+from indexset.search.reduce import Reduction, reduce_system
+from indexset.search.system import System
+
+
+def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0,
+           stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None,
+           tuning: LatticeTuning = DEFAULT) -> Result:
+    """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
+
+    Parameters
+    ----------
+    system : System
+        Exact integer system; tolerance systems (``slack``) are not supported
+        and answer ``unknown``.
+    reduction : Reduction, optional
+        ``reduce_system(system.M, system.t)`` if the caller has it.
+    find_all : bool
+        Enumerate every solution (each exactly once) instead of stopping at
+        the first.
+    time_limit : float, optional
+        Seconds; the search stops with ``unknown`` (and what it found) after it.
+    seed : int
+        Seed of the tree-size estimates, the candidate bases and the trials.
+    stop : threading.Event, optional
+        Stops the search soon after it is set.
+    progress : callable, optional
+        Called about once a second with a dict of counters.
+    bkz_block : int, optional
+        fpylll BKZ block size after LLL (default ``tuning.bkz_block`` for
+        lattices of dimension ≥ ``tuning.bkz_from``, else LLL only).
+    embedding : {"cvp", "homogeneous"}
+        The kernel lattice with the target outside (``cvp``), or the Kannan
+        embedding with the target inside (see :func:`.basis.build_lattice`).
+    workers : int
+        Threads of the pruned passes (one pass each) and of the enumeration
+        (sharing the tree: subtrees of one level handed out dynamically),
+        unless ``plan`` decides the enumeration's.
+    cluster : indexset.search.cluster.Cluster, optional
+        Where to send the subtrees as independent Dask tasks when the cluster
+        accepts the search (by its size); otherwise the search stays in this
+        process. The engine only calls the cluster's ``accepts`` and
+        ``enumerate_split``: the split search builds on this engine, never
+        the other way round.
+    plan : callable, optional
+        ``plan(predicted_seconds) -> workers``, called once the basis is
+        chosen, with the predicted enumeration time (None when the tree is
+        too small to estimate); it overrides ``workers``. Not called when a
+        NumPy walk answers before the kernel's search.
+    tuning : LatticeTuning
+        The engine's tunables (speed only, never the answer).
+
+    Returns
+    -------
+    Result
+        ``feasible`` with the solutions found, ``infeasible`` after a
+        complete search (or an exact certificate), else ``unknown``.
+    """
+    budget = Budget.of(time_limit, stop)
+    if system.slack is not None:
+        return answers.unknown(Job(system, None, budget=budget), "the lattice engine decides exact equations only; tolerance systems (slack) are left to the CP-SAT engine")
+    if reduction is None or (reduction.span_feasible and reduction.integer_feasible is None):
+        reduction = reduce_system(system.M, system.t)  # none given, or one without its lattice
+    if bkz_block is None:
+        bkz_block = tuning.bkz_block if reduction.kernel_dimension >= tuning.bkz_from else 0
+    job = Job(system, reduction, find_all, seed, budget, tuning, bkz_block, embedding, progress)
+    decided = answers.by_algebra(job)
+    if decided is not None:
+        return decided
+    prepared = time.perf_counter()
+    small = small_tree_answer(job)
+    if small.answer is not None:
+        return small.answer
+    halted = budget.halt_reason()
+    if halted is not None:  # before the kernel's search: loading Numba alone would take longer
+        return answers.walked(job, [], False, halted, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
+    with kernels_loading(small.default_basis()) as loading:
+        choice = choose_lattice(job, small.lll, small.reduced, loading)
+    lattice = choice.lattice
+    stages = {**reduction.stages(), "bkz_block": bkz_block, "lattice_dim": lattice.D, **choice.facts, "basis_s": round(time.perf_counter() - prepared, 4)}
+    if lattice.problem:
+        return answers.unknown(job, lattice.problem, stages)
+    if lattice.infeasible or lattice.D == 0:
+        support = None if lattice.infeasible else _root_solution(job, lattice)
+        return answers.walked(job, [support] if support is not None else [], True, None, {**stages, "nodes": 0})
+    if not find_all and "estimated_nodes" in choice.facts:
+        found = _pruned_first(job, choice, stages, workers)
+        if found:
+            return answers.walked(job, found, False, None, {**stages, "nodes": stages["pruned"]["nodes"]})
+    if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(stages.get("estimated_nodes"), budget.remaining()):
+        outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning)
+        if outcome is not None:
+            solutions, complete, interrupted, facts = outcome
+            return answers.walked(job, solutions, complete, interrupted, {**stages, **facts})
+        stages["cluster"] = cluster.problem or "not started (stopped first)"
+    if plan is not None:
+        workers = plan(choice.predicted_seconds(job))
+    return _enumerate(job, choice, stages, max(1, int(workers)))
+
+
+def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
+    """The one point of a 0-dimensional lattice, when it is a solution."""
+    return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
+
+
+def _pruned_first(job: Job, choice: Choice, stages: dict, workers: int) -> list:
+    """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any."""
+    predicted = choice.predicted_seconds(job)
+    hopeless = predicted >= job.tuning.extreme_from_seconds
+    trials = Trials(job, choice.lattice) if hopeless else None
+    found, stages["pruned"] = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials)
+    return found
+
+
+def _enumerate(job: Job, choice: Choice, stages: dict, workers: int) -> Result:
+    """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough)."""
+    began = time.perf_counter()
+    lattice = choice.lattice
+    run = Run(job.system, lattice, job.find_all, job.budget, job.tuning)
+    run.estimate = stages.get("estimated_nodes")
+    start = job.budget.start
+    if workers > 1 and job.tuning.split_from < lattice.D:
+        complete = walk_shared(run, workers, job.progress, start)
+    else:
+        complete = walk_whole(run, lambda: run.report(job.progress, start))
+    stages = {**stages, "nodes": run.nodes, "workers": run.workers or max(1, workers), "coord_levels_off": run.coord_levels_off(), "enumerate_s": round(time.perf_counter() - began, 4)}
+    if run.split_level is not None:
+        stages.update(split_level=run.split_level, subtrees=run.subtrees)
+    solutions = sorted(run.solutions) if run.workers > 1 else run.solutions
+    return answers.walked(job, solutions, complete and run.interrupted is None, run.interrupted, stages)
+
+
+class LatticeEngine:
+    """The lattice enumeration engine as an :class:`indexset.search.engines.Engine`."""
+
+    name = NAME
+    options = ("bkz_block", "embedding", "workers", "cluster", "plan", "tuning")
+
+    def search(self, system, reduction=None, **options) -> Result:
+        """See :func:`search`."""
+        return search(system, reduction, **options)
+
+
+ENGINE = LatticeEngine()

@@ -1,0 +1,230 @@
+"""Incomplete pruned walks for a first solution: linear passes and extreme-pruning trials.
+
+A pass walks one basis's tree under a pruning profile, a tiny part of the
+whole tree; over several bases (each a different tree, so a different
+chance to keep the solution's path) and growing slacks, planted solutions
+turn up orders of magnitude sooner than in the complete walk. When the
+complete walk is predicted to be very long, randomised extreme-pruning
+trials follow (Gama, Nguyen and Regev, EUROCRYPT 2010): fresh bases under
+one tight profile (:mod:`indexset.search.lattice.extreme`). Every leaf is
+checked exactly as in the complete search; finding nothing proves nothing
+(MATH.md §6.1).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import threading
+import time
+
+import numpy as np
+
+from indexset.search.lattice import extreme
+from indexset.search.lattice.basis import MARGIN, Lattice
+from indexset.search.lattice.job import Job
+from indexset.search.lattice.walk import NAME, Run, estimate_nodes
+
+
+def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
+    """Linear pruning: ``lpart[i] ≤ R² · min(1, (1 + slack)(D − i)/D)`` at level i.
+
+    The bound grows linearly with the number of fixed levels ``D − i``, as
+    the share of ‖w‖² that a random-looking w puts on the last ``D − i``
+    Gram–Schmidt directions (Gama, Nguyen and Regev, "Lattice enumeration
+    using extreme pruning", EUROCRYPT 2010). A walk under it is
+    incomplete: it may miss solutions, never invent one.
+    """
+    D, radius2 = lattice.D, lattice.data.radius2
+    fixed = D - np.arange(D)
+    return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
+
+
+def passes_seconds(job: Job, predicted: float, hopeless: bool) -> float:
+    """The passes' time: a share of the predicted complete walk, capped, and a share of the time left.
+
+    Under a time limit a complete walk that cannot end in time proves
+    nothing in time, so the passes, which may find, then get more of it.
+    """
+    tuning = job.tuning
+    seconds = min(tuning.pruned_share * predicted, tuning.extreme_max_seconds if hopeless else tuning.pruned_max_seconds)
+    left = job.budget.remaining()
+    if left is not None:
+        share = tuning.pruned_share_of_limit_when_hopeless if predicted > left else tuning.pruned_share_of_limit
+        seconds = min(seconds, share * left)
+    return seconds
+
+
+def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None) -> tuple[list, dict]:
+    """Look for a first solution by pruned walks of several bases, within ``seconds``.
+
+    Parameters
+    ----------
+    job : Job
+        The search (its budget's deadline and stop request end the passes
+        earlier; its ``progress`` hears the nodes of all passes so far,
+        about once a second).
+    bases : list of Lattice
+        Reduced bases of the same lattice (:func:`indexset.search.lattice.choose.choose_lattice`).
+    seconds : float
+        Time for all passes together.
+    workers : int
+        Passes walked at once, each in its own thread (the kernel releases
+        the GIL); the first solution stops them all. Which pass finds first
+        may then depend on timing, never whether what it reports is a solution.
+    trials : Trials, optional
+        Fresh bases under an extreme pruning profile, walked once the
+        linear passes are done.
+
+    Returns
+    -------
+    solutions : list
+        Supports found (checked exactly), empty when the passes found none.
+    facts : dict
+        Passes run, nodes, seconds, and whether a solution was found.
+    """
+    began = time.perf_counter()
+    found = threading.Event()
+    budget = job.budget.within(max(0.0, seconds)).also_stopped_by(found)
+    jobs = [(slack, lattice) for slack in job.tuning.pruning_slacks for lattice in bases]
+    if trials is not None and not trials.prepare():
+        trials = None  # no profile: the linear passes alone, as without trials
+    if trials is not None:
+        jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
+    passes = _Passes(job, collections.deque(jobs), budget, found, trials)
+    threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        passes.work(passes.report)
+    finally:
+        for thread in threads:
+            thread.join()
+    if passes.failures:
+        raise passes.failures[0]
+    facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
+    if trials is not None:
+        facts.update(trials.facts())
+    return passes.solutions, facts
+
+
+def _short_linear_jobs(job: Job, jobs: list, seconds: float) -> list:
+    """The (slack, basis) passes whose walk is predicted to take at most ``seconds``."""
+    return [(slack, lattice) for slack, lattice in jobs if _walk_seconds(job, lattice, pruning_profile(lattice, slack)) <= seconds]
+
+
+def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
+    """Predicted seconds of one walk of ``lattice`` under ``bound2`` (a quick estimate: ``walk_probes`` descents)."""
+    return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2))
+
+
+class _Passes:
+    """The queue of pruned passes (slack, basis) that :func:`pruned_passes` hands to its threads, and their results."""
+
+    def __init__(self, job: Job, queue: collections.deque, budget, found: threading.Event, trials: Trials | None) -> None:
+        self.job, self.queue, self.budget, self.found, self.trials = job, queue, budget, found, trials
+        self.lock = threading.Lock()
+        self.running = []
+        self.passes = self.nodes = 0
+        self.solutions, self.failures = [], []
+        self.last_report = time.perf_counter()
+
+    def work(self, on_chunk=None) -> None:
+        """Walk passes from the queue until it is empty, the time is up, or something halts them."""
+        try:
+            while True:
+                task = self._next()
+                if task is None:
+                    return
+                lattice, bound2 = task
+                run = Run(self.job.system, lattice, False, self.budget, self.job.tuning, bound2=bound2)
+                with self.lock:
+                    self.running.append(run)
+                run.drive(lattice.new_walk(), lattice.D, -1, progress=on_chunk)
+                with self.lock:
+                    self.running.remove(run)
+                    self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
+                    if run.solutions and not self.solutions:
+                        self.solutions = run.solutions
+                        self.found.set()
+                if on_chunk is not None:
+                    on_chunk()  # trials whose walks end in one chunk spend their time in BKZ: report between passes too
+        except BaseException as exc:  # surfaced in the calling thread
+            self.failures.append(exc)
+            self.found.set()
+
+    def _next(self) -> tuple | None:
+        """The next (basis, bounds) to walk: a linear pass, else a trial; None when the passes are over."""
+        with self.lock:
+            if self.budget.expired():
+                return None
+            if self.queue:
+                slack, lattice = self.queue.popleft()
+                return lattice, pruning_profile(lattice, slack)
+        if self.trials is None:
+            return None
+        return self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
+
+    def report(self) -> None:
+        """Nodes of every pass so far to the job's ``progress``, at most once a second."""
+        now = time.perf_counter()
+        if self.job.progress is None or now - self.last_report < 1.0:
+            return
+        self.last_report = now
+        with self.lock:
+            nodes = self.nodes + sum(run.nodes for run in self.running)
+        counters = {"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(self.job.budget.elapsed(), 3), "stage": "pruned passes"}
+        if self.trials is not None:
+            counters["trials"] = self.trials.walked
+        self.job.progress(counters)
+
+
+class Trials:
+    """Randomised extreme pruning: trial k walks a fresh basis under one tight profile.
+
+    Trial k's basis is the lattice's input vectors in an order drawn from
+    ``(seed, k)``, reduced as the default basis is (LLL, then BKZ), so the
+    trials are different trees, and each is reproducible unless a time
+    limit cuts its reduction short. The profile
+    (:func:`indexset.search.lattice.extreme.extreme_profile`, relative to the
+    radius, so one serves every basis of the lattice) is computed on the
+    first basis by :meth:`prepare`, before any thread takes a trial.
+    """
+
+    def __init__(self, job: Job, lattice: Lattice) -> None:
+        self.job, self.first = job, lattice
+        self.coefficients = None
+        self.taken = self.walked = self.unusable_in_a_row = 0
+        self.lock = threading.Lock()
+
+    def prepare(self) -> bool:
+        """Compute the profile; False when there is none (the Pruner failed), and then no trial runs."""
+        first, tuning = self.first, self.job.tuning
+        basis_nodes = self.job.basis_seconds(first.D) / tuning.node_seconds
+        self.coefficients = extreme.extreme_profile(first.data.rr, first.data.radius2, basis_nodes, tuning.trial_probability, tuning.pruner_seconds)
+        return self.coefficients is not None
+
+    def next(self, budget) -> tuple | None:
+        """``(basis, bounds)`` of the next trial; None when trials are over.
+
+        They are over after ``max_unusable_in_a_row`` bases in a row that
+        cannot be searched (numerics), which no later one is likely to change.
+        """
+        while True:
+            with self.lock:
+                if self.unusable_in_a_row >= self.job.tuning.max_unusable_in_a_row:
+                    return None
+                index, self.taken = self.taken, self.taken + 1
+            order = np.random.default_rng([self.job.seed, index])
+            lattice = dataclasses.replace(self.job, budget=budget).build(shuffle=order)  # the passes' deadline bounds its BKZ
+            usable = lattice.searchable and lattice.D == self.first.D
+            with self.lock:
+                self.unusable_in_a_row = 0 if usable else self.unusable_in_a_row + 1
+                self.walked += usable
+            if usable:
+                radius2 = lattice.data.radius2
+                return lattice, np.minimum(radius2, radius2 * self.coefficients + MARGIN)
+
+    def facts(self) -> dict:
+        """Trials walked and the success probability of one by the pruning model."""
+        return {"trials": self.walked, "trial_probability": self.job.tuning.trial_probability}

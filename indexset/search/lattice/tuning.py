@@ -1,0 +1,68 @@
+"""The lattice engine's tunables, in one frozen object.
+
+Every field changes how fast the engine answers, never what it answers:
+every leaf is checked exactly, and only complete walks prove anything.
+The evidence behind each value is in BENCHMARKS.md ("Evidence for tuning
+values"), with the command that measured it. Pass a modified copy to try
+another value::
+
+    >>> from dataclasses import replace
+    >>> quick = replace(LatticeTuning(), small_tree_nodes=0)
+    >>> quick.small_tree_nodes, LatticeTuning().small_tree_nodes > 0
+    (0, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LatticeTuning:
+    """Tunables of the lattice engine; each line states its rule."""
+
+    # Basis reduction.
+    bkz_block: int = 20  # fpylll BKZ block size after LLL, for lattices of dimension ≥ bkz_from (0: LLL only).
+    bkz_from: int = 30  # below this lattice dimension LLL alone is used (BKZ costs more than it saves).
+    bkz_loops: int = 8  # most BKZ tours of one reduction (keeps a pass within the engines' stop latency).
+    # Choosing a basis.
+    candidates_from: int = 40  # lattice dimension from which several reduced bases may be tried.
+    max_candidates: int = 8  # most reduced bases compared by their Gaussian-heuristic score.
+    candidate_share: float = 0.05  # share of the predicted enumeration time spent on candidate bases.
+    hopeless_seconds: float = 1e5  # predicted enumeration seconds beyond which the estimate pays for no candidates.
+    estimate_probes: int = 4000  # random descents of the kernel's tree-size estimate.
+    # Cost model (seconds), which keeps choices reproducible for a seed: no clock decides them.
+    basis_seconds: float = 3.5e-5  # one LLL + BKZ candidate costs basis_seconds · D².
+    node_seconds: float = 5e-8  # one enumeration node of the kernel on one core.
+    kernel_load_seconds: float = 0.7  # loading Numba and the first cached kernel; candidates up to this cost are reduced beside it.
+    # NumPy walks before the kernel loads.
+    small_tree_nodes: int = 40_000  # node budget of the whole NumPy walk of the LLL tree.
+    reduced_tree_nodes: int = 400_000  # node budget of the whole NumPy walk of the BKZ tree.
+    first_walk_slack: float = 1.0  # pruning slack of the NumPy walk of the BKZ tree before its whole walk (first solution only).
+    first_walk_nodes: int = 50_000  # node budget of that walk.
+    pruned_walk_nodes: int = 400_000  # node budget of the NumPy walk under the tightest linear profile (first solution only).
+    walk_probes: int = 512  # descents of the NumPy estimate that decides whether a walk starts.
+    walk_headroom: float = 4.0  # a walk starts only when its estimate is at most its budget / this.
+    breadth_chunk: int = 1024  # most nodes of one level a NumPy walk expands together.
+    # Pruned passes and extreme-pruning trials (first solution only; they prove nothing).
+    pruning_slacks: tuple = (0.1, 0.25, 0.5)  # slacks of the linear pruning profiles, tried in order on every basis.
+    pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
+    pruned_max_seconds: float = 30.0  # most seconds of the passes without trials.
+    pruned_share_of_limit: float = 0.1  # under a time limit, most share of the time left the passes take ...
+    pruned_share_of_limit_when_hopeless: float = 0.5  # ... or this share when the complete walk is predicted to outlast the limit.
+    extreme_from_seconds: float = 300.0  # predicted complete-walk seconds from which trials follow the linear passes.
+    extreme_max_seconds: float = 600.0  # most seconds of the passes with trials.
+    linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass runs only when predicted within this share of the passes' time.
+    max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
+    trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
+    pruner_seconds: float = 60.0  # most seconds of the child process that runs fpylll's Pruner.
+    # The kernel's walk.
+    chunk_seconds: float = 0.05  # target wall time of one kernel call between time-limit, stop and progress checks.
+    coord_sample: int = 1 << 20  # nodes after which the per-coordinate bounds stay on only where they paid.
+    coord_min_gain: float = 0.2  # they pay at a level where they narrowed at least this share of the intervals.
+    split_from: int = 24  # lattices of at most this dimension are walked by one thread and not estimated.
+    subtrees_per_worker: int = 32  # a shared walk splits at the highest level with this many nodes per thread.
+
+
+DEFAULT = LatticeTuning()
+"""The tuning every search uses unless given another."""
