@@ -45,161 +45,36 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import flint
 import numpy as np
 
-from indexset.model.activations import ODD_LINEAR
-from indexset.model.instance import Instance, exact_value
-from indexset.rational import as_fmpq, as_fraction
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
-
-MAX_ENUMERATION = 1 << 17
-"""Most sign vectors tried in the rank ≥ 1 cases before answering unknown."""
-
-MAX_CASES = 20_000
-"""Most upgrade sets U examined before answering unknown."""
-
-_ANALYTIC = ("gelu", "gelu_tanh", "silu", "softplus")
-_ZERO_AT_ZERO = ("gelu", "gelu_tanh", "silu")  # σ(0) = 0 exactly
+from indexset.budget import Budget
+from indexset.exact.witness import block_instance, check_forward, encode_block
+from indexset.model.instance import Instance
+from indexset.rational import as_fraction
+from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.search.decide import decide_system
+from indexset.search.system import System
+from indexset.theory.canonical import HOMOGENEOUS, Classes, Form, canonical_form, classes_of, fmpq_array, merge_kind, zeros
+from indexset.trace import Trace
 
 EXTENSION_NOTE = "MATH.md §7 (extension beyond the paper)"
 
 
-# ====================================================== canonical form
-@dataclass
-class Form:
-    """A block as ``Σ_K E_K σ(h_K(x)) + L x + const (+ Σ_b S_b σ(b))``.
+@dataclass(frozen=True)
+class DegenerateTuning:
+    """Budgets of the §7 decision (speed only: past them the answer is ``unknown``, never a wrong one)."""
 
-    Attributes
-    ----------
-    even : dict
-        Class key ``(ρ, β)`` (tuples of Fractions, canonical scale/sign)
-        to its nonzero column E_K (tuple of Fractions).
-    linear : ndarray of Fraction, (d, d)
-    constant : ndarray of Fraction, (d,)
-    symbolic : dict
-        β ≥ 0 to a nonzero column: constant units σ(β)·S_β whose value is
-        irrational (GELU at β ≠ 0, softplus), kept symbolic to stay exact.
-    free : list
-        Keys of classes whose units cancel in even part (E_K = 0).
-    """
-
-    even: dict
-    linear: np.ndarray
-    constant: np.ndarray
-    symbolic: dict
-    free: list = field(default_factory=list)
-
-    def same_as(self, other: Form) -> bool:
-        """Exact equality: same classes, columns, linear part and constants."""
-        return (
-            self.even == other.even
-            and self.symbolic == other.symbolic
-            and bool(np.all(self.linear == other.linear))
-            and bool(np.all(self.constant == other.constant))
-        )
-
-
-def merge_kind(act) -> str | None:
-    """How σ merges units: ``homogeneous`` (ReLU-like), ``analytic`` or None.
-
-    None for activations the argument does not cover: not odd-linear, or a
-    leaky ReLU with α = 1 (σ(z) = z has no even part at all).
-    """
-    if act.kind != ODD_LINEAR:
-        return None
-    if act.name == "relu" or act.name.startswith("leaky_relu:"):
-        return "homogeneous" if act.c != 2 else None  # c = 1 + α; α = 1 is linear
-    return "analytic" if act.name in _ANALYTIC else None
-
-
-def block_values(instance: Instance) -> dict:
-    """Exact arrays (Fractions) of a block; ``skip`` is None when residual-free."""
-    values = {key: exact_value(instance, key) for key in ("W_up", "b_up", "W_down", "b_down")}
-    values["skip"] = None if instance.residual_free else exact_value(instance, "skip")
-    return values
-
-
-def canonical_form(values: dict, act) -> Form:
-    """The canonical form of a block given by exact arrays (see :class:`Form`).
-
-    Parameters
-    ----------
-    values : dict
-        ``W_up`` (n, d), ``b_up`` (n,), ``W_down`` (d, n), ``b_down`` (d,)
-        object arrays of Fractions, ``skip`` (d, d) or None.
-    act : Activation
-        Odd-linear with :func:`merge_kind` not None.
-    """
-    kind = merge_kind(act)
-    up, b_up, down = values["W_up"], values["b_up"], values["W_down"]
-    d, n = down.shape
-    c = act.c
-    linear = _zeros((d, d)) if values["skip"] is None else values["skip"].copy()
-    constant = values["b_down"].copy()
-    even: dict = {}
-    symbolic: dict = {}
-    for i in range(n):
-        w = down[:, i]
-        if not any(w):
-            continue
-        row, bias = tuple(up[i]), b_up[i]
-        if not any(row):
-            constant = constant + _constant_unit(act, kind, bias, w, symbolic)
-            continue
-        scale = _scale(kind, row)
-        key = (tuple(v / scale for v in row), bias / scale)
-        weight = abs(scale) * w
-        _add(even, key, weight)
-        if scale < 0:
-            # σ(−h) = σ(h) − c·h: the unit is weight·σ(h) minus a linear term.
-            linear = linear - c * np.outer(weight, np.array(key[0], dtype=object))
-            constant = constant - c * key[1] * weight
-    free = [key for key, column in even.items() if not any(column)]
-    even = {key: tuple(column) for key, column in even.items() if any(column)}
-    symbolic = {key: tuple(column) for key, column in symbolic.items() if any(column)}
-    return Form(even, linear, constant, symbolic, free)
-
-
-def _zeros(shape) -> np.ndarray:
-    out = np.empty(shape, dtype=object)
-    out.fill(Fraction(0))
-    return out
-
-
-def _add(table: dict, key, column) -> None:
-    table[key] = table[key] + column if key in table else np.array(column, dtype=object)
-
-
-def _scale(kind: str, row) -> Fraction:
-    """ReLU-like: the first nonzero entry (any scale merges); analytic: its sign."""
-    first = next(v for v in row if v != 0)
-    return first if kind == "homogeneous" else Fraction(1 if first > 0 else -1)
-
-
-def _constant_unit(act, kind, bias, w, symbolic) -> np.ndarray:
-    """A zero-row unit w·σ(b): its exact constant, or a symbolic σ(|b|) term."""
-    if kind == "homogeneous":
-        return act.exact_relu_like(bias) * w
-    if bias == 0 and act.name in _ZERO_AT_ZERO:
-        return 0 * w
-    # σ(b) = σ(−b) + c·b keeps every symbolic term at a nonnegative argument.
-    _add(symbolic, abs(bias), w)
-    return act.c * bias * w if bias < 0 else 0 * w
+    max_enumeration: int = 1 << 17
+    """Most sign vectors tried, over all rank ≥ 1 cases together."""
+    max_cases: int = 20_000
+    """Most upgrade sets U examined."""
 
 
 # ====================================================== linear algebra
-def _mat(array) -> flint.fmpq_mat:
-    array = np.asarray(array, dtype=object)
-    rows, cols = array.shape
-    return flint.fmpq_mat(rows, cols, [as_fmpq(Fraction(v)) for v in array.ravel()])
-
-
 def _rank(matrix: flint.fmpq_mat) -> int:
     if matrix.nrows() == 0 or matrix.ncols() == 0:
         return 0
@@ -220,42 +95,8 @@ def _complement(directions: list) -> flint.fmpq_mat:
     return flint.fmpq_mat(d, dim, [flint.fmpq(int(v)) for row in columns for v in row])
 
 
-# ====================================================== the decision
-@dataclass
-class Classes:
-    """The classes of f that need a unit, and what the decision needs."""
-
-    keys: list
-    columns: list  # E_K as object arrays
-    linear: np.ndarray
-    n: int
-    d: int
-    c: Fraction
-    reserve: int = 0
-
-    @property
-    def m(self) -> int:
-        """Number of classes that need a unit."""
-        return len(self.keys)
-
-    @property
-    def spare(self) -> int:
-        """Units not needed by any class (minus those reserved for exact constants)."""
-        return self.n - self.m - self.reserve
-
-    def direction(self, k: int) -> tuple:
-        """ρ_K of class k."""
-        return self.keys[k][0]
-
-    def term(self, k: int) -> flint.fmpq_mat:
-        """c·E_K·ρ_Kᵀ (d × d), computed once per class."""
-        cache = self.__dict__.setdefault("_terms", {})
-        if k not in cache:
-            cache[k] = _mat(self.c * np.outer(self.columns[k], np.array(self.direction(k), dtype=object)))
-        return cache[k]
-
-
-@dataclass
+# ====================================================== outcomes
+@dataclass(frozen=True)
 class Plan:
     """A choice that absorbs.
 
@@ -274,47 +115,70 @@ class Plan:
     rank_budget: int
 
 
-@dataclass
-class _Search:
-    """Time, stop request and counters shared by the cases of one decision."""
+@dataclass(frozen=True)
+class Found:
+    """A case decided positively: these (active) terms take sign 1."""
 
-    deadline: float | None
-    stop: threading.Event
+    chosen: list
+
+
+@dataclass(frozen=True)
+class Refuted:
+    """A case decided negatively: no choice of signs works, for the reason given."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Open:
+    """A case left undecided, naming what stopped it."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Absorbable:
+    """The decision's positive outcome: a plan that absorbs (its witness is built and checked later)."""
+
+    plan: Plan
+
+
+@dataclass(frozen=True)
+class NotAbsorbable:
+    """The decision's negative outcome: every case refuted."""
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """The decision's open outcome: the cases it could not decide."""
+
+    cases: tuple
+
+
+@dataclass
+class _Counters:
+    """What one decision examined (facts for ``stages``)."""
+
     enumerated: int = 0
     cases: int = 0
     combinations: int = 0
     systems: int = 0
-    undecided: list = field(default_factory=list)
-
-    def expired(self) -> bool:
-        """Stop requested or past the deadline."""
-        return self.stop.is_set() or (self.deadline is not None and time.perf_counter() > self.deadline)
-
-    def remaining(self):
-        """Seconds left (None: no limit)."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+    open: list = field(default_factory=list)
 
 
-def classes_of(instance: Instance) -> tuple[Form, Classes]:
-    """Canonical form of f and its classes that need a unit."""
-    form = canonical_form(block_values(instance), instance.act)
-    keys = sorted(form.even)
-    columns = [np.array(form.even[key], dtype=object) for key in keys]
-    return form, Classes(keys, columns, form.linear, instance.n, instance.d, instance.act.c)
-
-
-def _upgrade_sets(classes: Classes, search: _Search):
-    """Independent upgrade sets U, one per subspace V, by size (complete)."""
+# ====================================================== the decision
+def _upgrade_sets(classes: Classes, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
+    """Independent upgrade sets U, one per subspace V, by size (complete unless a case is opened)."""
     yield []
     top = min(classes.spare, classes.d)
     seen = set()
     for size in range(1, top + 1):
         for combo in itertools.combinations(range(classes.m), size):
-            search.combinations += 1
-            if search.combinations > MAX_CASES or search.expired():
-                search.undecided.append(f"more than {MAX_CASES} upgrade sets or out of time")
+            counters.combinations += 1
+            if counters.combinations > tuning.max_cases or budget.expired():
+                counters.open.append(f"more than {tuning.max_cases} upgrade sets or out of time")
                 return
-            rows = _mat([classes.direction(k) for k in combo])
+            rows = fmpq_array([classes.direction(k) for k in combo])
             if _rank(rows) < size:
                 continue  # dependent: a smaller U spans the same V for fewer units
             span = tuple(rows.rref()[0].entries())
@@ -324,14 +188,14 @@ def _upgrade_sets(classes: Classes, search: _Search):
             yield list(combo)
 
 
-def _decide_case(classes: Classes, upgraded: list, search: _Search):
-    """Plan, False (no z works for this U) or None (undecided)."""
-    budget = (classes.spare - len(upgraded)) // 2
+def _decide_case(classes: Classes, upgraded: list, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
+    """The case of one upgrade set: a Plan, or Refuted / Open."""
+    allowed = (classes.spare - len(upgraded)) // 2
     width = classes.d - len(upgraded)
-    if width <= budget:
-        return Plan(upgraded, [], budget)  # any signs: rank ≤ width ≤ budget
+    if width <= allowed:
+        return Plan(upgraded, [], allowed)  # any signs: rank ≤ width ≤ allowed
     Q = _complement([classes.direction(k) for k in upgraded]) if upgraded else None
-    base = _mat(classes.linear)
+    base = fmpq_array(classes.linear)
     base = base * Q if Q is not None else base
     active, terms = [], []
     for k in range(classes.m):
@@ -342,39 +206,37 @@ def _decide_case(classes: Classes, upgraded: list, search: _Search):
             continue  # ρ_K ∈ V: its sign cannot matter
         active.append(k)
         terms.append(term)
-    if budget == 0:
-        found = _zero_system(base, terms, search)
+    if allowed == 0:
+        outcome = _zero_system(base, terms, counters, budget)
     else:
-        found = _low_rank(base, terms, budget, search)
-    if found is None or found is False:
-        return found
-    return Plan(upgraded, [active[i] for i in found], budget)
+        outcome = _low_rank(base, terms, allowed, counters, budget, tuning)
+    if isinstance(outcome, Found):
+        return Plan(upgraded, [active[i] for i in outcome.chosen], allowed)
+    return outcome
 
 
-def _low_rank(base, terms, budget, search: _Search):
-    """Signs z with rank(base + Σ z_i terms_i) ≤ budget, by Gray code; None if too many."""
-    if (1 << len(terms)) + search.enumerated > MAX_ENUMERATION:
-        search.undecided.append(f"rank ≤ {budget} case with {len(terms)} signs exceeds the enumeration budget")
-        return None
+def _low_rank(base, terms, allowed, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
+    """Signs z with rank(base + Σ z_i terms_i) ≤ allowed, by Gray code."""
+    if (1 << len(terms)) + counters.enumerated > tuning.max_enumeration:
+        return Open(f"rank ≤ {allowed} case with {len(terms)} signs exceeds the enumeration budget")
     current, z = base, [0] * len(terms)
-    if _rank(current) <= budget:
-        return []
+    if _rank(current) <= allowed:
+        return Found([])
     for step in range(1, 1 << len(terms)):
-        search.enumerated += 1
-        if step % 4096 == 0 and search.expired():
-            search.undecided.append("out of time in a rank ≤ q enumeration")
-            return None
+        counters.enumerated += 1
+        if step % 4096 == 0 and budget.expired():
+            return Open("out of time in a rank ≤ q enumeration")
         bit = (step & -step).bit_length() - 1
         z[bit] ^= 1
         current = current + terms[bit] if z[bit] else current - terms[bit]
-        if _rank(current) <= budget:
-            return [i for i, v in enumerate(z) if v]
-    return False
+        if _rank(current) <= allowed:
+            return Found([i for i, v in enumerate(z) if v])
+    return Refuted(f"all {1 << len(terms)} sign vectors leave rank > {allowed}")
 
 
-def _zero_system(base, terms, search: _Search):
-    """A 0/1 z with base + Σ z_i terms_i = 0 (exact), False if none, None if undecided."""
-    search.systems += 1
+def _zero_system(base, terms, counters: _Counters, budget: Budget):
+    """A 0/1 z with base + Σ z_i terms_i = 0 (exact)."""
+    counters.systems += 1
     rows_M, rows_t = [], []
     entries_base = [as_fraction(v) for v in base.entries()]
     entries_terms = [[as_fraction(v) for v in term.entries()] for term in terms]
@@ -382,33 +244,44 @@ def _zero_system(base, terms, search: _Search):
         row = [entries[r] for entries in entries_terms]
         if not any(row):
             if target != 0:
-                return False  # 0 = −target ≠ 0 for every z
+                return Refuted("an entry that no sign changes is nonzero")
             continue
         den = math.lcm(target.denominator, *[v.denominator for v in row])
         rows_M.append([int(v * den) for v in row])
         rows_t.append(int(-target * den))
-    if not terms:
-        return [] if not rows_M else False
     if not rows_M:
-        return []
+        return Found([])
     M = np.array(rows_M, dtype=object)
     t = np.array(rows_t, dtype=object)
-    return _solve_01(M, t, search)
+    return _solve_01(M, t, budget)
 
 
-def _solve_01(M: np.ndarray, t: np.ndarray, search: _Search):
-    """One 0/1 solution of M z = t (exact), False when none exists, None if undecided."""
-    from indexset.result import FEASIBLE, INFEASIBLE
-    from indexset.search.decide import decide_system
-    from indexset.search.system import System
-
-    result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=search.remaining(), stop=search.stop)
+def _solve_01(M: np.ndarray, t: np.ndarray, budget: Budget):
+    """One 0/1 solution of M z = t (exact), by :func:`indexset.search.decide.decide_system`."""
+    result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=budget.remaining(), stop=budget.stop)
     if result.status == FEASIBLE:
-        return list(result.index_set)
+        return Found(list(result.index_set))
     if result.status == INFEASIBLE:
-        return False
-    search.undecided.append(f"a 0/1 subsystem with {M.shape[1]} unknowns was not decided ({result.reason})")
-    return None
+        return Refuted(result.reason)
+    return Open(f"a 0/1 subsystem with {M.shape[1]} unknowns was not decided ({result.reason})")
+
+
+def decide_classes(classes: Classes, budget: Budget, tuning: DegenerateTuning, counters: _Counters):
+    """Absorbable, NotAbsorbable or Undecided for the classes as given (their reserve included)."""
+    opened = []
+    counters.open = []
+    for upgraded in _upgrade_sets(classes, counters, budget, tuning):
+        counters.cases += 1
+        outcome = _decide_case(classes, upgraded, counters, budget, tuning)
+        if isinstance(outcome, Plan):
+            return Absorbable(outcome)
+        if isinstance(outcome, Open):
+            opened.append(outcome.why)
+        if budget.expired():
+            opened.append(budget.halt_reason())
+            break
+    opened += counters.open
+    return Undecided(tuple(dict.fromkeys(opened))) if opened else NotAbsorbable()
 
 
 # ====================================================== witness
@@ -446,7 +319,7 @@ def build_witness(instance: Instance, plan: Plan, form: Form, classes: Classes) 
     carried = sorted(form.symbolic.items()) if len(form.symbolic) <= room else []
     for beta, column in carried:
         units.append((_zero_row(d), beta, np.array(column, dtype=object)))
-    units += [(_zero_row(d), Fraction(0), _zeros((d,)))] * (classes.n - len(units))
+    units += [(_zero_row(d), Fraction(0), zeros((d,)))] * (classes.n - len(units))
     values = _pack_units(units, classes.n, d)
     shifted = canonical_form(values, instance.act)
     constant = form.constant - shifted.constant
@@ -480,7 +353,7 @@ def _pack_units(units: list, n: int, d: int) -> dict:
         "W_up": np.array([list(row) for row, _, _ in units], dtype=object).reshape(n, d),
         "b_up": np.array([bias for _, bias, _ in units], dtype=object),
         "W_down": np.array([list(col) for _, _, col in units], dtype=object).reshape(n, d).T.copy(),
-        "b_down": _zeros((d,)),
+        "b_down": zeros((d,)),
         "skip": None,
     }
 
@@ -495,7 +368,7 @@ def _neg(row) -> tuple:
 
 def _residual_before_upgrades(classes: Classes, plan: Plan) -> flint.fmpq_mat:
     """L + c·Σ_{flipped} E_K ρ_Kᵀ: what upgrades and pairs must produce."""
-    residual = _mat(classes.linear)
+    residual = fmpq_array(classes.linear)
     for k in plan.flipped:
         residual = residual + classes.term(k)
     return residual
@@ -505,7 +378,7 @@ def _upgrade_columns(residual: flint.fmpq_mat, upgraded: list, classes: Classes)
     """Columns N_K of the upgraded classes and the leftover R·(I − Π_V)."""
     if not upgraded:
         return {}, residual
-    P = _mat([classes.direction(k) for k in upgraded])  # u × d, independent rows
+    P = fmpq_array([classes.direction(k) for k in upgraded])  # u × d, independent rows
     coefficients = residual * P.transpose() * (P * P.transpose()).inv()  # d × u: R·Π_V = coefficients·P
     leftover = residual - coefficients * P
     columns = {}
@@ -536,7 +409,8 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
 
 
 # ====================================================== public entry
-def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None) -> Result | None:
+def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, *, budget: Budget | None = None,
+                      tuning: DegenerateTuning | None = None) -> Result | None:
     """Decide absorbability exactly on (possibly) degenerate weights (MATH.md §7).
 
     Parameters
@@ -547,8 +421,13 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None) 
     tol : optional
         The decision is exact; with a tolerance it does not apply (None).
     time_limit : float, optional
-        Seconds; past it the answer is ``unknown``.
+        Seconds; past it the answer is ``unknown`` (ignored when ``budget`` is given).
     stop : threading.Event, optional
+        Stop request (ignored when ``budget`` is given).
+    budget : Budget, optional
+        Deadline and stop request shared with the caller.
+    tuning : DegenerateTuning, optional
+        Budgets of the case analysis (default :class:`DegenerateTuning`).
 
     Returns
     -------
@@ -562,51 +441,39 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None) 
     """
     if tol is not None or instance.residual_free or merge_kind(instance.act) is None:
         return None
-    start = time.perf_counter()
-    search = _Search(None if time_limit is None else start + time_limit, stop or threading.Event())
-    form, classes = classes_of(instance)
-    stages = {"path": "degenerate (MATH.md §7)", "classes": classes.m, "spare": classes.spare,
-              "free_classes": len(form.free), "merge": merge_kind(instance.act)}
-    plan = _plan_with_exact_constants(form, classes, search)
-    stages.update(upgrade_sets=search.cases, enumerated=search.enumerated, systems=search.systems)
-    elapsed = time.perf_counter() - start
-    if isinstance(plan, Plan):
-        return _positive(instance, form, classes, plan, stages, elapsed)
-    if plan is False and not search.undecided:
+    budget = budget or Budget.of(time_limit, stop)
+    tuning = tuning or DegenerateTuning()
+    trace = Trace({"path": "degenerate (MATH.md §7)"})
+    with trace.stage("decide"):
+        form, classes = classes_of(instance)
+        trace.note(classes=classes.m, spare=classes.spare, free_classes=len(form.free), merge=merge_kind(instance.act))
+        counters = _Counters()
+        outcome = _with_exact_constants(form, classes, budget, tuning, counters)
+        trace.note(upgrade_sets=counters.cases, enumerated=counters.enumerated, systems=counters.systems)
+    stages = trace.record
+    elapsed = budget.elapsed()
+    if isinstance(outcome, Absorbable):
+        return _positive(instance, form, classes, outcome.plan, stages, elapsed)
+    if isinstance(outcome, NotAbsorbable):
         return _negative(instance, classes, stages, elapsed)
-    reason = f"{EXTENSION_NOTE}: the degenerate-weights decision did not finish: " + "; ".join(dict.fromkeys(search.undecided))
+    reason = f"{EXTENSION_NOTE}: the degenerate-weights decision did not finish: " + "; ".join(outcome.cases)
     return Result(UNKNOWN, reason, stages=stages, engine="degenerate", extension=True, time_s=elapsed)
 
 
-def _plan_with_exact_constants(form: Form, classes: Classes, search: _Search):
+def _with_exact_constants(form: Form, classes: Classes, budget: Budget, tuning: DegenerateTuning, counters: _Counters):
     """Prefer a plan that leaves a unit for every irrational constant σ(b)."""
     reserve = len(form.symbolic)
     if 0 < reserve <= classes.spare:
-        classes.reserve = reserve
-        plan = _find_plan(classes, search)
-        classes.reserve = 0
-        if isinstance(plan, Plan):
-            return plan
-        search.undecided.clear()  # the reserve was a preference, not part of the question
-    return _find_plan(classes, search)
-
-
-def _find_plan(classes: Classes, search: _Search):
-    """A Plan, False when every case fails, None when some case is undecided."""
-    for upgraded in _upgrade_sets(classes, search):
-        search.cases += 1
-        outcome = _decide_case(classes, upgraded, search)
-        if isinstance(outcome, Plan):
+        outcome = decide_classes(replace(classes, reserve=reserve), budget, tuning, counters)
+        if isinstance(outcome, Absorbable):
             return outcome
-        if search.expired():
-            search.undecided.append("time limit")
-            return None
-    return None if search.undecided else False
+        # The reserve was a preference, not part of the question: decide without it.
+    return decide_classes(classes, budget, tuning, counters)
 
 
 def argument(instance: Instance) -> str:
     """Why each class of f with E_K ≠ 0 needs a unit of g (the pinning step)."""
-    if merge_kind(instance.act) == "homogeneous":
+    if merge_kind(instance.act) == HOMOGENEOUS:
         return ("σ is positively homogeneous: a residual-free block equal to f has the same gradient "
                 "jumps across every hyperplane, so each class of f with E_K ≠ 0 holds ≥ 1 of its units")
     return ("σ is analytic with a non-affine even part: the even parts e(h(x)) of distinct affine "
@@ -615,8 +482,6 @@ def argument(instance: Instance) -> str:
 
 
 def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
-    from indexset.exact.witness import block_instance, check_forward, encode_block
-
     built = build_witness(instance, plan, form, classes)
     if not _matches(form, built.values, instance.act, built.rounded_constant):
         raise AssertionError("bug: the §7 witness does not have f's canonical form")

@@ -7,13 +7,13 @@ import numpy as np
 from indexset.classes import AFFINE, BIAS_FREE
 from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
+from indexset.theory.canonical import merge_kind
 from indexset.theory.rank import rank_argument
 
 
 def argument(instance: Instance, target_class: str = AFFINE) -> str:
     """The theorem or argument that decides a single (or effective HC) block against ``target_class``."""
     from indexset.model.activations import GATED, HOMOGENEOUS, ODD_LINEAR
-    from indexset.theory.degenerate import merge_kind
     from indexset.theory.nondegeneracy import find_degeneracy
     from indexset.theory.theorems import necessity
 

@@ -20,6 +20,7 @@ from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.model.instance import Instance
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.text import ranges
+from indexset.theory.canonical import block_values, canonical_form, merge_kind
 
 
 def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit: float | None = None, stop=None, seed: int = 0, start: float | None = None) -> Result:
@@ -69,8 +70,6 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
                   f"equal to f has a unit on each unit of f, bias included, and units {ranges(biased)} of f have a "
                   f"nonzero bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
         return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
-    from indexset.theory.degenerate import block_values, canonical_form, merge_kind
-
     if merge_kind(instance.act) is None:
         return None
     form = canonical_form(block_values(instance), instance.act)
