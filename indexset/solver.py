@@ -258,11 +258,13 @@ class _Verdict:
                 decided.stages = dict(self.stages, degenerate=decided.stages)
                 decided.count, decided.solutions = listing["count"], listing["solutions"]
                 return decided
+            open_cases = "" if decided is None else f"; {decided.reason}"
             return Result(
                 UNKNOWN,
                 f"{scope} ({proof}), but the weights are {self.degeneracy.describe()}: (★) is sufficient, "
-                "not necessary, for degenerate weights (MATH.md §3)",
-                stages=self.stages, certificate=certificate, engine=engine, complete=True, **listing,
+                f"not necessary, for degenerate weights (MATH.md §3){open_cases}",
+                stages=self.stages if decided is None else dict(self.stages, degenerate=decided.stages),
+                certificate=certificate, engine=engine, complete=True, **listing,
             )
         reason = f"{scope}: {proof}; {necessity(instance, self.options.target_class)}"
         extension = instance.act.extension or self.options.target_class == AFFINE or instance.has_biases

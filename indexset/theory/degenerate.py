@@ -43,9 +43,7 @@ budget give ``unknown``.
 
 from __future__ import annotations
 
-import itertools
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import flint
@@ -55,233 +53,14 @@ from indexset.budget import Budget
 from indexset.exact.witness import block_instance, check_forward, encode_block
 from indexset.model.instance import Instance
 from indexset.rational import as_fraction
-from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.search.decide import decide_system
-from indexset.search.system import System
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.theory.canonical import HOMOGENEOUS, Classes, Form, canonical_form, classes_of, fmpq_array, merge_kind, zeros
+from indexset.theory.flats import Absorbable, DegenerateTuning, NotAbsorbable, Plan, class_data, decide_classes
 from indexset.trace import Trace
 
+__all__ = ["DegenerateTuning", "Plan", "argument", "build_witness", "decide_degenerate", "report"]
+
 EXTENSION_NOTE = "MATH.md §7 (extension beyond the paper)"
-
-
-@dataclass(frozen=True)
-class DegenerateTuning:
-    """Budgets of the §7 decision (speed only: past them the answer is ``unknown``, never a wrong one)."""
-
-    max_enumeration: int = 1 << 17
-    """Most sign vectors tried, over all rank ≥ 1 cases together."""
-    max_cases: int = 20_000
-    """Most upgrade sets U examined."""
-
-
-# ====================================================== linear algebra
-def _rank(matrix: flint.fmpq_mat) -> int:
-    if matrix.nrows() == 0 or matrix.ncols() == 0:
-        return 0
-    return matrix.rank()
-
-
-def _complement(directions: list) -> flint.fmpq_mat:
-    """A basis of span(directions)^⊥ as the columns of a d × (d − u) matrix."""
-    if not directions:
-        raise ValueError("empty direction list: the complement is all of R^d")
-    d = len(directions[0])
-    rows = []
-    for direction in directions:
-        den = math.lcm(*[Fraction(v).denominator for v in direction])
-        rows.append([int(v * den) for v in direction])
-    basis, dim = flint.fmpz_mat(rows).nullspace()
-    columns = [[basis[r, j] for j in range(dim)] for r in range(d)]
-    return flint.fmpq_mat(d, dim, [flint.fmpq(int(v)) for row in columns for v in row])
-
-
-# ====================================================== outcomes
-@dataclass(frozen=True)
-class Plan:
-    """A choice that absorbs.
-
-    Attributes
-    ----------
-    upgraded : list of int
-        Classes given two units (their column becomes free).
-    flipped : list of int
-        Classes whose single unit sits on −h_K (adds −c·E_K·ρ_Kᵀ).
-    rank_budget : int
-        Most rank-one pairs the spare units allow, ⌊(spare − |U|)/2⌋.
-    """
-
-    upgraded: list
-    flipped: list
-    rank_budget: int
-
-
-@dataclass(frozen=True)
-class Found:
-    """A case decided positively: these (active) terms take sign 1."""
-
-    chosen: list
-
-
-@dataclass(frozen=True)
-class Refuted:
-    """A case decided negatively: no choice of signs works, for the reason given."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class Open:
-    """A case left undecided, naming what stopped it."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class Absorbable:
-    """The decision's positive outcome: a plan that absorbs (its witness is built and checked later)."""
-
-    plan: Plan
-
-
-@dataclass(frozen=True)
-class NotAbsorbable:
-    """The decision's negative outcome: every case refuted."""
-
-
-@dataclass(frozen=True)
-class Undecided:
-    """The decision's open outcome: the cases it could not decide."""
-
-    cases: tuple
-
-
-@dataclass
-class _Counters:
-    """What one decision examined (facts for ``stages``)."""
-
-    enumerated: int = 0
-    cases: int = 0
-    combinations: int = 0
-    systems: int = 0
-    open: list = field(default_factory=list)
-
-
-# ====================================================== the decision
-def _upgrade_sets(classes: Classes, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
-    """Independent upgrade sets U, one per subspace V, by size (complete unless a case is opened)."""
-    yield []
-    top = min(classes.spare, classes.d)
-    seen = set()
-    for size in range(1, top + 1):
-        for combo in itertools.combinations(range(classes.m), size):
-            counters.combinations += 1
-            if counters.combinations > tuning.max_cases or budget.expired():
-                counters.open.append(f"more than {tuning.max_cases} upgrade sets or out of time")
-                return
-            rows = fmpq_array([classes.direction(k) for k in combo])
-            if _rank(rows) < size:
-                continue  # dependent: a smaller U spans the same V for fewer units
-            span = tuple(rows.rref()[0].entries())
-            if span in seen:
-                continue
-            seen.add(span)
-            yield list(combo)
-
-
-def _decide_case(classes: Classes, upgraded: list, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
-    """The case of one upgrade set: a Plan, or Refuted / Open."""
-    allowed = (classes.spare - len(upgraded)) // 2
-    width = classes.d - len(upgraded)
-    if width <= allowed:
-        return Plan(upgraded, [], allowed)  # any signs: rank ≤ width ≤ allowed
-    Q = _complement([classes.direction(k) for k in upgraded]) if upgraded else None
-    base = fmpq_array(classes.linear)
-    base = base * Q if Q is not None else base
-    active, terms = [], []
-    for k in range(classes.m):
-        if k in upgraded:
-            continue
-        term = classes.term(k) * Q if Q is not None else classes.term(k)
-        if not term.entries() or all(v == 0 for v in term.entries()):
-            continue  # ρ_K ∈ V: its sign cannot matter
-        active.append(k)
-        terms.append(term)
-    if allowed == 0:
-        outcome = _zero_system(base, terms, counters, budget)
-    else:
-        outcome = _low_rank(base, terms, allowed, counters, budget, tuning)
-    if isinstance(outcome, Found):
-        return Plan(upgraded, [active[i] for i in outcome.chosen], allowed)
-    return outcome
-
-
-def _low_rank(base, terms, allowed, counters: _Counters, budget: Budget, tuning: DegenerateTuning):
-    """Signs z with rank(base + Σ z_i terms_i) ≤ allowed, by Gray code."""
-    if (1 << len(terms)) + counters.enumerated > tuning.max_enumeration:
-        return Open(f"rank ≤ {allowed} case with {len(terms)} signs exceeds the enumeration budget")
-    current, z = base, [0] * len(terms)
-    if _rank(current) <= allowed:
-        return Found([])
-    for step in range(1, 1 << len(terms)):
-        counters.enumerated += 1
-        if step % 4096 == 0 and budget.expired():
-            return Open("out of time in a rank ≤ q enumeration")
-        bit = (step & -step).bit_length() - 1
-        z[bit] ^= 1
-        current = current + terms[bit] if z[bit] else current - terms[bit]
-        if _rank(current) <= allowed:
-            return Found([i for i, v in enumerate(z) if v])
-    return Refuted(f"all {1 << len(terms)} sign vectors leave rank > {allowed}")
-
-
-def _zero_system(base, terms, counters: _Counters, budget: Budget):
-    """A 0/1 z with base + Σ z_i terms_i = 0 (exact)."""
-    counters.systems += 1
-    rows_M, rows_t = [], []
-    entries_base = [as_fraction(v) for v in base.entries()]
-    entries_terms = [[as_fraction(v) for v in term.entries()] for term in terms]
-    for r, target in enumerate(entries_base):
-        row = [entries[r] for entries in entries_terms]
-        if not any(row):
-            if target != 0:
-                return Refuted("an entry that no sign changes is nonzero")
-            continue
-        den = math.lcm(target.denominator, *[v.denominator for v in row])
-        rows_M.append([int(v * den) for v in row])
-        rows_t.append(int(-target * den))
-    if not rows_M:
-        return Found([])
-    M = np.array(rows_M, dtype=object)
-    t = np.array(rows_t, dtype=object)
-    return _solve_01(M, t, budget)
-
-
-def _solve_01(M: np.ndarray, t: np.ndarray, budget: Budget):
-    """One 0/1 solution of M z = t (exact), by :func:`indexset.search.decide.decide_system`."""
-    result = decide_system(System(M, t, None, list(range(M.shape[0]))), time_limit=budget.remaining(), stop=budget.stop)
-    if result.status == FEASIBLE:
-        return Found(list(result.index_set))
-    if result.status == INFEASIBLE:
-        return Refuted(result.reason)
-    return Open(f"a 0/1 subsystem with {M.shape[1]} unknowns was not decided ({result.reason})")
-
-
-def decide_classes(classes: Classes, budget: Budget, tuning: DegenerateTuning, counters: _Counters):
-    """Absorbable, NotAbsorbable or Undecided for the classes as given (their reserve included)."""
-    opened = []
-    counters.open = []
-    for upgraded in _upgrade_sets(classes, counters, budget, tuning):
-        counters.cases += 1
-        outcome = _decide_case(classes, upgraded, counters, budget, tuning)
-        if isinstance(outcome, Plan):
-            return Absorbable(outcome)
-        if isinstance(outcome, Open):
-            opened.append(outcome.why)
-        if budget.expired():
-            opened.append(budget.halt_reason())
-            break
-    opened += counters.open
-    return Undecided(tuple(dict.fromkeys(opened))) if opened else NotAbsorbable()
 
 
 # ====================================================== witness
@@ -447,28 +226,30 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
     with trace.stage("decide"):
         form, classes = classes_of(instance)
         trace.note(classes=classes.m, spare=classes.spare, free_classes=len(form.free), merge=merge_kind(instance.act))
-        counters = _Counters()
-        outcome = _with_exact_constants(form, classes, budget, tuning, counters)
-        trace.note(upgrade_sets=counters.cases, enumerated=counters.enumerated, systems=counters.systems)
+        outcome = _with_exact_constants(form, classes, budget, tuning)
+        trace.note(levels=[level.to_json() for level in outcome.levels])
     stages = trace.record
     elapsed = budget.elapsed()
     if isinstance(outcome, Absorbable):
         return _positive(instance, form, classes, outcome.plan, stages, elapsed)
     if isinstance(outcome, NotAbsorbable):
-        return _negative(instance, classes, stages, elapsed)
-    reason = f"{EXTENSION_NOTE}: the degenerate-weights decision did not finish: " + "; ".join(outcome.cases)
+        return _negative(instance, classes, outcome.levels, stages, elapsed)
+    open_cases = [f"level u = {level.u} (q = {level.q}): {'; '.join(level.open)}" for level in outcome.levels if level.open]
+    stages["open"] = [{"u": level.u, "q": level.q, "why": list(level.open)} for level in outcome.levels if level.open]
+    reason = (f"{EXTENSION_NOTE}: the degenerate-weights decision left open cases ({classes.m} classes, "
+              f"{classes.spare} spare units): " + "; ".join(open_cases))
     return Result(UNKNOWN, reason, stages=stages, engine="degenerate", extension=True, time_s=elapsed)
 
 
-def _with_exact_constants(form: Form, classes: Classes, budget: Budget, tuning: DegenerateTuning, counters: _Counters):
+def _with_exact_constants(form: Form, classes: Classes, budget: Budget, tuning: DegenerateTuning):
     """Prefer a plan that leaves a unit for every irrational constant σ(b)."""
     reserve = len(form.symbolic)
     if 0 < reserve <= classes.spare:
-        outcome = decide_classes(replace(classes, reserve=reserve), budget, tuning, counters)
+        outcome = decide_classes(class_data(replace(classes, reserve=reserve)), budget, tuning)
         if isinstance(outcome, Absorbable):
             return outcome
         # The reserve was a preference, not part of the question: decide without it.
-    return decide_classes(classes, budget, tuning, counters)
+    return decide_classes(class_data(classes), budget, tuning)
 
 
 def argument(instance: Instance) -> str:
@@ -508,20 +289,29 @@ def _positive(instance, form, classes, plan, stages, elapsed) -> Result:
                   extension=True, complete=False, time_s=elapsed)
 
 
-def _negative(instance, classes, stages, elapsed) -> Result:
+def _negative(instance, classes, levels, stages, elapsed) -> Result:
+    examined = "; ".join(_level_words(level) for level in levels) or "no level needs examining"
     reason = (
         f"{EXTENSION_NOTE}: {argument(instance)}; f has {classes.m} such class(es) in width n = {classes.n}, "
         f"so {classes.spare} spare unit(s). A class with one unit adds 0 or −c·E_K·ρ_Kᵀ to the linear part, "
-        "an upgraded class (two units) any column times ρ_Kᵀ, two units on a new line any rank-one term. "
-        f"For every independent upgrade set U (|U| ≤ {min(classes.spare, classes.d)}) and every choice of signs, "
-        "the linear mismatch restricted to span(ρ_U)^⊥ has rank > ⌊(spare − |U|)/2⌋ "
-        f"(exhaustive: {stages['upgrade_sets']} upgrade set(s), {stages['systems']} exact 0/1 system(s), "
-        f"{stages['enumerated']} sign vector(s)); no residual-free block of width n equals f"
+        "an upgraded class (two units) any column times ρ_Kᵀ, two units on a new line any rank-one term; "
+        "so f is absorbable iff for a flat V spanned by u class directions and signs of the other classes the "
+        "linear mismatch restricted to V^⊥ has rank ≤ q = ⌊(spare − u)/2⌋, and only the levels u below need "
+        f"examining. Refuted exhaustively: {examined}; no residual-free block of width n equals f"
     )
     certificate = {"kind": "degenerate", "argument": "MATH.md §7", "classes": classes.m, "spare": classes.spare,
-                   "upgrade_sets": stages["upgrade_sets"]}
+                   "levels": [level.to_json() for level in levels]}
     return Result(NOT_ABSORBABLE, reason, stages=stages, engine="degenerate", certificate=certificate,
                   extension=True, complete=True, time_s=elapsed)
+
+
+def _level_words(level) -> str:
+    how = ", ".join(f"{count} by {WORDS[kind]}" for kind, count in sorted(level.refuted.items()))
+    return f"level u = {level.u}, q = {level.q}: {level.flats} flat(s) ({how})"
+
+
+WORDS = {"system": "a 0/1 system without solution", "bound": "the rank bound",
+         "enumeration": "enumerating every sign vector", "constant": "an entry no sign changes"}
 
 
 def report(instance: Instance) -> dict:

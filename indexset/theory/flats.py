@@ -1,0 +1,380 @@
+"""The §7 case analysis of degenerate weights: levels, flats of class directions, sub-cases (MATH.md §7).
+
+With m classes that need a unit and s spare units, f is absorbable iff
+for some *flat* V (a subspace spanned by class directions, dim V = u ≤ s)
+and some signs z of the classes off V,
+
+    rank((L + Σ_K z_K T_K) Q_V) ≤ q = ⌊(s − u)/2⌋,          T_K = c·E_K·ρ_Kᵀ,
+
+Q_V a basis of V^⊥ (MATH.md §7.2). The analysis, in the order it runs:
+
+1. *Trivial levels* (§7.3): when d − u ≤ q for some level, any flat and
+   any signs absorb.
+2. *Levels* (§7.3): only u ≡ s (mod 2) and the top flat (u = rank of all
+   directions) need examining; the other levels are dominated.
+3. *Sub-cases* (V, q): q = 0 is a 0/1 linear system, decided by
+   :func:`indexset.search.decide.decide_system`; q ≥ 1 is a rank question
+   (:mod:`indexset.theory.lowrank`): the rank bound, then enumeration.
+
+A level whose flats are too many to examine, or a sub-case past its
+budget, is *open*; the outcome names each open case.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import numpy as np
+
+from indexset.budget import Budget
+from indexset.result import FEASIBLE, INFEASIBLE
+from indexset.search.decide import decide_system
+from indexset.search.system import System
+from indexset.theory.canonical import Classes
+from indexset.theory.lowrank import RankQuestion, decide_rank
+
+
+@dataclass(frozen=True)
+class DegenerateTuning:
+    """Budgets of the §7 case analysis (speed only: past them a case is open, never decided wrongly)."""
+
+    max_flats: int = 4000
+    """A level with more candidate flats than this is only probed for a positive and left open."""
+    probe_flats: int = 12
+    """Flats tried for a positive at a level left open."""
+    probe_share: float = 0.25
+    """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
+    max_combinations: int = 1 << 22
+    """Most coefficient vectors enumerated for one rank ≤ q sub-case (q ≥ 1)."""
+    chunk: int = 1 << 15
+    """Coefficient vectors screened per vectorised batch."""
+    brute_width: int = 14
+    """0/1 systems with at most this many unknowns are enumerated directly by decide_system."""
+    seed: int = 0
+    """Seed of the probe order and of the modular filter's projections (never of an answer)."""
+
+
+# ====================================================== integer data
+@dataclass(frozen=True)
+class ClassData:
+    """The classes as integers: T_K = e_K p_Kᵀ / D and L = L_int / D, one common D.
+
+    Attributes
+    ----------
+    lines : list of tuple of int
+        Primitive integer directions p_K (positive multiples of ρ_K).
+    columns : list of tuple of int
+        e_K = D·c·E_K/λ_K where ρ_K = λ_K·p_K.
+    linear : list of list of int
+        D·L.
+    d, spare : int
+    """
+
+    lines: list
+    columns: list
+    linear: list
+    d: int
+    spare: int
+
+    @property
+    def m(self) -> int:
+        """Number of classes that need a unit."""
+        return len(self.lines)
+
+
+def class_data(classes: Classes) -> ClassData:
+    """Integer data of the classes (every condition below is invariant under the common scale D)."""
+    lines, scaled = [], []
+    for k in range(classes.m):
+        rho = [Fraction(v) for v in classes.direction(k)]
+        den = math.lcm(*[v.denominator for v in rho])
+        ints = [int(v * den) for v in rho]
+        g = math.gcd(*ints)
+        lam = Fraction(g, den)  # ρ = λ·p with p primitive, λ > 0
+        lines.append(tuple(v // g for v in ints))
+        scaled.append([classes.c * Fraction(v) * lam for v in classes.columns[k]])
+    linear = [[Fraction(v) for v in row] for row in classes.linear]
+    D = math.lcm(1, *[v.denominator for col in scaled for v in col], *[v.denominator for row in linear for v in row])
+    return ClassData(lines, [tuple(int(v * D) for v in col) for col in scaled],
+                     [[int(v * D) for v in row] for row in linear], classes.d, classes.spare)
+
+
+# ====================================================== outcomes
+@dataclass(frozen=True)
+class Plan:
+    """A choice that absorbs.
+
+    Attributes
+    ----------
+    upgraded : list of int
+        Classes given two units (independent directions spanning V).
+    flipped : list of int
+        Classes whose single unit sits on −h_K (adds −c·E_K·ρ_Kᵀ).
+    rank_budget : int
+        Rank-one pairs the spare units allow, ⌊(spare − |U|)/2⌋.
+    """
+
+    upgraded: list
+    flipped: list
+    rank_budget: int
+
+
+@dataclass
+class Level:
+    """What the analysis did at one level u (q = ⌊(s − u)/2⌋).
+
+    Attributes
+    ----------
+    u, q : int
+    flats : int
+        Flats examined.
+    refuted : dict
+        Flats refuted, by how (``system``, ``bound``, ``enumeration``, ``constant``).
+    open : list
+        Why the level is not complete (empty when it is).
+    done : set
+        Bases of the flats already refuted (by the probe pass).
+    """
+
+    u: int
+    q: int
+    flats: int = 0
+    refuted: dict = field(default_factory=dict)
+    open: list = field(default_factory=list)
+    done: set = field(default_factory=set)
+
+    def to_json(self) -> dict:
+        """The level as a JSON-ready dict."""
+        return {"u": self.u, "q": self.q, "flats": self.flats, "refuted": dict(self.refuted), "open": list(self.open)}
+
+
+@dataclass(frozen=True)
+class Absorbable:
+    """Positive outcome: a plan that absorbs (its witness is built and checked by the caller)."""
+
+    plan: Plan
+    levels: tuple
+
+
+@dataclass(frozen=True)
+class NotAbsorbable:
+    """Negative outcome: every sub-case of every level refuted (or the levels trivially empty)."""
+
+    levels: tuple
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """Open outcome: the levels, some with open sub-cases named in ``Level.open``."""
+
+    levels: tuple
+
+
+# ====================================================== the analysis
+def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
+    """Absorbable, NotAbsorbable or Undecided for the classes as given (MATH.md §7).
+
+    A probe pass tries a few flats of every level for a positive; the
+    complete pass then examines every flat, rank levels first (they fail
+    fast), and stops at the first open case: past it no negative is
+    possible, and the probe has already looked for positives.
+    """
+    s, d = data.spare, data.d
+    if s < 0:
+        raise ValueError(f"spare = {s}: more classes than units")
+    top = _rank_of(data.lines, d)
+    trivial = next((u for u in range(min(s, top) + 1) if d - u <= (s - u) // 2), None)
+    if trivial is not None:
+        basis = _independent(data.lines, list(range(data.m)), d)[:trivial]
+        return Absorbable(Plan(basis, [], (s - trivial) // 2), ())
+    rng = np.random.default_rng(tuning.seed)
+    levels = [Level(u, (s - u) // 2) for u in levels_of(s, top)]
+    plans = {id(level): _flats(data, level.u, top, tuning, rng) for level in levels}
+    probing = budget.within(budget.share(tuning.probe_share))
+    for level in sorted(levels, key=lambda item: item.q):
+        complete, bases = plans[id(level)]
+        for basis in bases[: tuning.probe_flats]:
+            if probing.expired():
+                break
+            flipped, how = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
+            if flipped is not None:
+                return Absorbable(Plan(basis, flipped, level.q), tuple(levels))
+            if complete and how in REFUTED:
+                level.flats += 1
+                level.refuted[how] = level.refuted.get(how, 0) + 1
+                level.done.add(tuple(basis))
+        if not complete:
+            level.open.append(f"more than {tuning.max_flats} flats")
+    if any(level.open for level in levels):
+        return Undecided(tuple(levels))
+    for level in sorted(levels, key=lambda item: (item.q == 0, len(plans[id(item)][1]))):
+        rest = [basis for basis in plans[id(level)][1] if tuple(basis) not in level.done]
+        plan = _run_level(data, level, rest, budget, tuning)
+        if plan is not None:
+            return Absorbable(plan, tuple(levels))
+        if level.open:
+            for other in levels:
+                if not other.flats and other is not level and not other.open:
+                    other.open.append("not reached")
+            return Undecided(tuple(levels))
+    return NotAbsorbable(tuple(levels))
+
+
+def levels_of(s: int, top: int) -> list[int]:
+    """Levels u to examine: u ≤ min(s, top) with s − u even, and the top flat itself (MATH.md §7.3)."""
+    return [u for u in range(min(s, top) + 1) if (s - u) % 2 == 0 or u == top]
+
+
+def _run_level(data: ClassData, level: Level, bases: list, budget: Budget, tuning: DegenerateTuning) -> Plan | None:
+    """Examine every flat of one level: a plan, or None with the level's record filled in (open at the first open case)."""
+    for basis in bases:
+        if budget.expired():
+            level.open.append(budget.halt_reason())
+            return None
+        flipped, how = _sub_case(data, basis, level.q, budget, tuning)
+        level.flats += 1
+        if flipped is not None:
+            return Plan(basis, flipped, level.q)
+        if how in REFUTED:
+            level.refuted[how] = level.refuted.get(how, 0) + 1
+        else:
+            level.open.append(f"flat spanned by classes {basis}: {how}")
+            return None
+    return None
+
+
+REFUTED = ("system", "bound", "enumeration", "constant")
+"""How a sub-case is refuted: a 0/1 system without solution, the rank bound, every sign vector, a constant entry."""
+
+
+def _flats(data: ClassData, u: int, top: int, tuning: DegenerateTuning, rng):
+    """``(complete, bases)``: one independent basis per flat of dimension u (in a seeded order), or a probe of them."""
+    lines = sorted(set(data.lines))
+    first = {line: data.lines.index(line) for line in lines}
+    if u == 0:
+        return True, [[]]
+    if u == top:
+        return True, [_independent(data.lines, list(range(data.m)), data.d)]
+    if math.comb(len(lines), u) <= tuning.max_flats:
+        bases = _all_flats(lines, first, u, data.d)
+        return True, [bases[i] for i in rng.permutation(len(bases))]
+    return False, _probe_flats(lines, first, u, data.d, tuning, rng)
+
+
+def _all_flats(lines: list, first: dict, u: int, d: int) -> list:
+    seen, bases = set(), []
+    for combo in itertools.combinations(lines, u):
+        matrix = flint.fmpz_mat(u, d, [v for line in combo for v in line])
+        if matrix.rank() < u:
+            continue
+        key = _span_key(matrix)
+        if key not in seen:
+            seen.add(key)
+            bases.append([first[line] for line in combo])
+    return bases
+
+
+def _probe_flats(lines: list, first: dict, u: int, d: int, tuning: DegenerateTuning, rng) -> list:
+    bases, seen, attempts = [], set(), 0
+    while len(bases) < tuning.probe_flats and attempts < 50 * tuning.probe_flats:
+        attempts += 1
+        combo = [lines[i] for i in sorted(rng.choice(len(lines), size=u, replace=False))]
+        matrix = flint.fmpz_mat(u, d, [v for line in combo for v in line])
+        if matrix.rank() < u:
+            continue
+        key = _span_key(matrix)
+        if key not in seen:
+            seen.add(key)
+            bases.append([first[line] for line in combo])
+    return bases
+
+
+def _span_key(matrix: flint.fmpz_mat) -> tuple:
+    """The flat's reduced row echelon form over Q (one key per span)."""
+    reduced, _rank = flint.fmpq_mat(matrix).rref()
+    return tuple(reduced.entries())
+
+
+# ====================================================== one sub-case
+def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: DegenerateTuning):
+    """``(flipped, how)``: the signs that absorb for this flat, or None and how it was refuted / why open."""
+    d = data.d
+    Q = _complement([data.lines[k] for k in basis], d)  # d × w integer
+    w = len(Q[0]) if Q else 0
+    base = _times(data.linear, Q)
+    active, columns, rows = [], [], []
+    for k in range(data.m):
+        r = tuple(sum(data.lines[k][i] * Q[i][j] for i in range(d)) for j in range(w))
+        if any(r):
+            active.append(k)
+            columns.append(data.columns[k])
+            rows.append(r)
+    if q == 0:
+        return _zero_case(base, active, columns, rows, budget, tuning)
+    answer = decide_rank(RankQuestion(base, columns, rows, q), tuning.max_combinations, tuning.chunk, tuning.seed, budget)
+    if answer.status == "found":
+        return [active[i] for i in answer.chosen], "found"
+    if answer.status == "refuted":
+        return None, answer.how
+    return None, f"rank ≤ {q} over {len(active)} signs: {answer.how}"
+
+
+def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning):
+    """(L + Σ z_K T_K) Q_V = 0 as a 0/1 system: every entry is one equation."""
+    d, w = len(base), len(base[0]) if base else 0
+    M, t = [], []
+    for i in range(d):
+        for j in range(w):
+            coefficients = [columns[k][i] * rows[k][j] for k in range(len(active))]
+            if not any(coefficients):
+                if base[i][j] != 0:
+                    return None, "constant"  # an entry no sign reaches is nonzero
+                continue
+            M.append(coefficients)
+            t.append(-base[i][j])
+    if not M:
+        return [], "found"
+    system = System(np.array(M, dtype=object), np.array(t, dtype=object), None, list(range(len(M))))
+    result = decide_system(system, time_limit=budget.remaining(), stop=budget.stop, brute_width=tuning.brute_width)
+    if result.status == FEASIBLE:
+        return [active[i] for i in result.index_set], "found"
+    if result.status == INFEASIBLE:
+        return None, "system"
+    return None, f"a 0/1 system with {len(active)} unknowns undecided ({result.reason})"
+
+
+# ====================================================== integer linear algebra
+def _rank_of(vectors: list, d: int) -> int:
+    if not vectors:
+        return 0
+    return flint.fmpz_mat(len(vectors), d, [v for vector in vectors for v in vector]).rank()
+
+
+def _independent(vectors: list, order: list, d: int) -> list:
+    """Positions (from ``order``) of a maximal independent subset, greedily."""
+    chosen: list = []
+    for k in order:
+        if _rank_of([vectors[j] for j in chosen] + [vectors[k]], d) > len(chosen):
+            chosen.append(k)
+            if len(chosen) == d:
+                break
+    return chosen
+
+
+def _complement(directions: list, d: int) -> list:
+    """An integer basis of span(directions)^⊥, as a d × (d − u) list of rows."""
+    if not directions:
+        return [[int(i == j) for j in range(d)] for i in range(d)]
+    basis, dim = flint.fmpz_mat(len(directions), d, [v for row in directions for v in row]).nullspace()
+    return [[int(basis[i, j]) for j in range(dim)] for i in range(d)]
+
+
+def _times(A: list, B: list) -> list:
+    """A·B for lists of Python ints."""
+    if not B or not B[0]:
+        return [[] for _ in A]
+    return [[sum(a * B[i][j] for i, a in enumerate(row)) for j in range(len(B[0]))] for row in A]

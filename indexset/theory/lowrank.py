@@ -1,0 +1,347 @@
+"""Rank ≤ q of a signed sum of rank-one terms, exactly (MATH.md §7, the rank sub-cases).
+
+The question: given an integer matrix B0 (d × w) and integer rank-one
+terms T_k = e_k r_kᵀ, is there a 0/1 vector z with
+
+    rank(B0 + Σ_k z_k T_k) ≤ q ?
+
+Three exact tools, each proven in MATH.md §7:
+
+- *Grouping.* Terms equal up to sign act only through an integer
+  coefficient: a group of p copies of T and m copies of −T contributes
+  a·T for every a in [−m, p], and nothing else.
+- *Rank bound.* Every sum lies in B0 + {U X Rᵀ}, U and R bases of the
+  spans of the e_k and the r_k, so
+  ``rank ≥ rank[B0, U] + rank[B0; Rᵀ] − rank[[B0, U], [Rᵀ, 0]]``;
+  when that exceeds q, no sign vector works.
+- *Enumeration with a modular filter.* For integer X ((q+1) × d) and
+  Y (w × (q+1)), rank(B) ≤ q forces det(X B Y) = 0, hence ≡ 0 mod p; a
+  nonzero determinant mod p proves rank(B) > q. Every coefficient vector
+  is screened so (vectorised, in int64 mod p < 2³¹), and the few that pass
+  are checked exactly with python-flint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import flint
+import numpy as np
+
+from indexset.budget import Budget
+
+PRIME = 2_147_483_647
+"""The modulus of the filter (2³¹ − 1: products of two residues fit int64)."""
+
+SCREENS = 2
+"""Independent random projections a coefficient vector must pass before the exact check."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Terms equal up to sign: coefficient a·term for a in [low, high].
+
+    Attributes
+    ----------
+    term : tuple
+        The d × w integer matrix (rows of Python ints) of the group.
+    plus, minus : tuple of int
+        Positions (in the caller's list) of the terms equal to ``term``
+        and of those equal to its negative.
+    """
+
+    term: tuple
+    plus: tuple
+    minus: tuple
+
+    @property
+    def low(self) -> int:
+        """Smallest coefficient."""
+        return -len(self.minus)
+
+    @property
+    def high(self) -> int:
+        """Largest coefficient."""
+        return len(self.plus)
+
+    def signs(self, coefficient: int) -> list:
+        """Positions of the terms that take sign 1 to realise ``coefficient``."""
+        return list(self.plus[:coefficient]) if coefficient >= 0 else list(self.minus[:-coefficient])
+
+
+@dataclass(frozen=True)
+class RankQuestion:
+    """Is rank(B0 + Σ z_k e_k r_kᵀ) ≤ q for some z ∈ {0,1}?
+
+    Attributes
+    ----------
+    base : list of list of int
+        B0, d × w.
+    columns : list of tuple of int
+        e_k (d entries each).
+    rows : list of tuple of int
+        r_k (w entries each).
+    q : int
+        The rank allowed.
+    """
+
+    base: list
+    columns: list
+    rows: list
+    q: int
+
+    @property
+    def d(self) -> int:
+        """Rows of B0."""
+        return len(self.base)
+
+    @property
+    def w(self) -> int:
+        """Columns of B0."""
+        return len(self.base[0]) if self.base else 0
+
+
+@dataclass(frozen=True)
+class RankAnswer:
+    """The answer to a :class:`RankQuestion`.
+
+    Attributes
+    ----------
+    status : str
+        ``found``, ``refuted`` or ``open``.
+    chosen : list of int or None
+        Positions of the terms with z_k = 1 (``found``).
+    how : str
+        ``bound`` (the rank bound), ``enumeration`` (every coefficient
+        vector screened), ``budget`` or the budget's halt reason (``open``).
+    screened : int
+        Coefficient vectors screened.
+    """
+
+    status: str
+    chosen: list | None
+    how: str
+    screened: int = 0
+
+
+def groups_of(question: RankQuestion) -> list[Group]:
+    """The terms grouped by equality up to sign (zero terms dropped)."""
+    table: dict = {}
+    order = []
+    for k, (e, r) in enumerate(zip(question.columns, question.rows)):
+        term = tuple(tuple(a * b for b in r) for a in e)
+        flat = [v for row in term for v in row]
+        lead = next((v for v in flat if v != 0), 0)
+        if lead == 0:
+            continue
+        key = term if lead > 0 else tuple(tuple(-v for v in row) for row in term)
+        if key not in table:
+            table[key] = ([], [])
+            order.append(key)
+        table[key][0 if lead > 0 else 1].append(k)
+    return [Group(key, tuple(table[key][0]), tuple(table[key][1])) for key in order]
+
+
+def combinations(groups: list[Group]) -> int:
+    """Number of coefficient vectors of the groups."""
+    return math.prod(group.high - group.low + 1 for group in groups)
+
+
+def rank_bound(question: RankQuestion) -> int:
+    """A lower bound on rank(B0 + Σ z_k e_k r_kᵀ) valid for every real z (MATH.md §7)."""
+    d, w = question.d, question.w
+    base = flint.fmpz_mat(d, w, [v for row in question.base for v in row]) if d and w else None
+    if base is None:
+        return 0
+    U = _basis_columns(question.columns, d)
+    R = _basis_columns(question.rows, w)
+    left = _hstack(base, U)
+    top = _vstack(base, R.transpose()) if R.ncols() else base
+    bordered = _vstack(left, _hstack(R.transpose(), flint.fmpz_mat(R.ncols(), U.ncols()))) if R.ncols() else left
+    return _rank(left) + _rank(top) - _rank(bordered)
+
+
+def decide_rank(question: RankQuestion, max_combinations: int, chunk: int, seed: int, budget: Budget) -> RankAnswer:
+    """Decide a :class:`RankQuestion` exactly, or leave it open past ``max_combinations``."""
+    groups = groups_of(question)
+    base = flint.fmpz_mat(question.d, question.w, [v for row in question.base for v in row])
+    if _rank(base) <= question.q:
+        return RankAnswer("found", [], "base")
+    if rank_bound(question) > question.q:
+        return RankAnswer("refuted", None, "bound")
+    total = combinations(groups)
+    if total > max_combinations:
+        return RankAnswer("open", None, "budget")
+    return _enumerate(question, groups, base, chunk, np.random.default_rng(seed), budget)
+
+
+# ------------------------------------------------------------ enumeration
+def _enumerate(question: RankQuestion, groups: list, base, chunk: int, rng, budget: Budget) -> RankAnswer:
+    """Screen every coefficient vector mod p; check the survivors exactly."""
+    k = question.q + 1
+    screens = [_projection(question, groups, k, rng) for _ in range(SCREENS)]
+    inner, outer = _split(groups, chunk)
+    inner_values = _value_table([groups[g] for g in inner])  # N × |inner| coefficients
+    inner_sums = [_table_sums(screen, inner, inner_values) for screen in screens]
+    screened = 0
+    for outer_coefficients in itertools.product(*[range(groups[g].low, groups[g].high + 1) for g in outer]):
+        if budget.expired():
+            return RankAnswer("open", None, budget.halt_reason(), screened)
+        alive = np.ones(len(inner_values), dtype=bool)
+        for screen, sums in zip(screens, inner_sums):
+            offset = _offset(screen, outer, outer_coefficients)
+            alive &= _det_mod(((sums + offset) % PRIME).reshape(-1, k, k)) == 0
+        screened += len(inner_values)
+        for index in np.flatnonzero(alive):
+            coefficients = dict(zip(inner, (int(v) for v in inner_values[index])))
+            coefficients.update(zip(outer, outer_coefficients))
+            if _exact_rank(base, groups, coefficients) <= question.q:
+                chosen = sorted(p for g, a in coefficients.items() for p in groups[g].signs(a))
+                return RankAnswer("found", chosen, "enumeration", screened)
+    return RankAnswer("refuted", None, "enumeration", screened)
+
+
+def _projection(question: RankQuestion, groups: list, k: int, rng) -> dict:
+    """X B0 Y and X T_g Y mod p (flattened k × k) for random X (k × d), Y (w × k)."""
+    X = rng.integers(0, PRIME, size=(k, question.d), dtype=np.int64)
+    Y = rng.integers(0, PRIME, size=(question.w, k), dtype=np.int64)
+
+    def project(matrix) -> np.ndarray:
+        M = np.array([[v % PRIME for v in row] for row in matrix], dtype=np.int64)
+        return _matmul_mod(_matmul_mod(X, M), Y).ravel()
+
+    return {"base": project(question.base), "terms": [project(group.term) for group in groups]}
+
+
+def _split(groups: list, chunk: int) -> tuple[list, list]:
+    """Group positions for the precomputed table (product ≤ chunk) and for the outer loop."""
+    inner, size = [], 1
+    order = sorted(range(len(groups)), key=lambda g: groups[g].high - groups[g].low)
+    for g in order:
+        span = groups[g].high - groups[g].low + 1
+        if size * span > chunk:
+            break
+        inner.append(g)
+        size *= span
+    return inner, [g for g in order if g not in inner]
+
+
+def _value_table(groups: list) -> np.ndarray:
+    """Every coefficient vector of the groups, one per row."""
+    ranges = [np.arange(group.low, group.high + 1, dtype=np.int64) for group in groups]
+    if not ranges:
+        return np.zeros((1, 0), dtype=np.int64)
+    grids = np.meshgrid(*ranges, indexing="ij")
+    return np.stack([grid.ravel() for grid in grids], axis=1)
+
+
+def _table_sums(screen: dict, inner: list, values: np.ndarray) -> np.ndarray:
+    """Σ a_g·(X T_g Y) mod p over the table's rows, plus X B0 Y."""
+    total = np.tile(screen["base"], (len(values), 1))
+    for column, g in enumerate(inner):
+        coefficient = values[:, column] % PRIME
+        total = (total + _mul_mod(coefficient[:, None], screen["terms"][g][None, :])) % PRIME
+    return total
+
+
+def _offset(screen: dict, outer: list, coefficients) -> np.ndarray:
+    total = np.zeros_like(screen["base"])
+    for g, a in zip(outer, coefficients):
+        total = (total + _mul_mod(np.int64(a % PRIME), screen["terms"][g])) % PRIME
+    return total
+
+
+def _exact_rank(base, groups: list, coefficients: dict) -> int:
+    total = base
+    for g, a in coefficients.items():
+        if a:
+            term = groups[g].term
+            total = total + a * flint.fmpz_mat(len(term), len(term[0]), [v for row in term for v in row])
+    return _rank(total)
+
+
+# ------------------------------------------------------------ modular arithmetic
+def _mul_mod(a, b):
+    """a·b mod p for residues (int64; p < 2³¹ keeps the product below 2⁶²)."""
+    return (a * b) % PRIME
+
+
+def _matmul_mod(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    out = np.zeros((A.shape[0], B.shape[1]), dtype=np.int64)
+    for j in range(A.shape[1]):
+        out = (out + _mul_mod(A[:, j:j + 1] % PRIME, B[j:j + 1, :] % PRIME)) % PRIME
+    return out
+
+
+def _pow_mod(base: np.ndarray, exponent: int) -> np.ndarray:
+    result = np.ones_like(base)
+    power = base % PRIME
+    while exponent:
+        if exponent & 1:
+            result = _mul_mod(result, power)
+        power = _mul_mod(power, power)
+        exponent >>= 1
+    return result
+
+
+def _det_mod(matrices: np.ndarray) -> np.ndarray:
+    """Determinants mod p of a stack of k × k residue matrices (Gaussian elimination, vectorised)."""
+    A = matrices.copy()
+    count, k, _ = A.shape
+    det = np.ones(count, dtype=np.int64)
+    rows = np.arange(count)
+    for col in range(k):
+        nonzero = A[:, col:, col] != 0
+        has = nonzero.any(axis=1)
+        det[~has] = 0
+        pivot = col + np.argmax(nonzero, axis=1)
+        swap = has & (pivot != col)
+        if swap.any():
+            top, other = A[rows[swap], col].copy(), A[rows[swap], pivot[swap]].copy()
+            A[rows[swap], col], A[rows[swap], pivot[swap]] = other, top
+            det[swap] = (PRIME - det[swap]) % PRIME
+        value = np.where(has, A[:, col, col], 1)
+        det = _mul_mod(det, value)
+        inverse = _pow_mod(value, PRIME - 2)
+        for r in range(col + 1, k):
+            factor = _mul_mod(A[:, r, col], inverse)
+            A[:, r, :] = (A[:, r, :] - _mul_mod(factor[:, None], A[:, col, :])) % PRIME
+    return det
+
+
+# ------------------------------------------------------------ exact helpers
+def _rank(matrix) -> int:
+    if matrix.nrows() == 0 or matrix.ncols() == 0:
+        return 0
+    return matrix.rank()
+
+
+def _basis_columns(vectors: list, size: int) -> flint.fmpz_mat:
+    """Independent columns spanning ``vectors`` (size × r, r the rank)."""
+    chosen: list = []
+    current = 0
+    for vector in vectors:
+        trial = chosen + [list(vector)]
+        rank = flint.fmpz_mat(len(trial), size, [v for row in trial for v in row]).rank()
+        if rank > current:
+            chosen, current = trial, rank
+            if current == size:
+                break
+    if not chosen:
+        return flint.fmpz_mat(size, 0)
+    return flint.fmpz_mat(len(chosen), size, [v for row in chosen for v in row]).transpose()
+
+
+def _hstack(A, B):
+    if B.ncols() == 0:
+        return A
+    return flint.fmpz_mat(A.nrows(), A.ncols() + B.ncols(),
+                          [x for r in range(A.nrows()) for x in [A[r, j] for j in range(A.ncols())] + [B[r, j] for j in range(B.ncols())]])
+
+
+def _vstack(A, B):
+    if B.nrows() == 0:
+        return A
+    return flint.fmpz_mat(A.nrows() + B.nrows(), A.ncols(), list(A.entries()) + list(B.entries()))
