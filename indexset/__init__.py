@@ -52,8 +52,8 @@ class _CheckoutKernels:
     An installation puts the Numba kernels at ``indexset/native``; run from
     the repository root (``python -m pytest``), the package is the source
     folder, where they sit beside it instead. A meta path finder by its
-    ``find_spec`` alone: ``importlib.abc`` costs 35 ms to import, a tenth
-    of a small search's process.
+    ``find_spec`` alone: importing ``importlib.abc`` would cost a noticeable
+    share of a small search's process.
     """
 
     def __init__(self, folder: Path) -> None:

@@ -46,7 +46,7 @@ MEANING = {
 
 LAYER_MARGIN = 2
 """A layer starts under a time limit only with this many times the longest layer so far left:
-layers of one model take the same work, but their times vary up to 2–3× on a shared machine."""
+layers of one model take the same work, but their times vary on a shared machine."""
 
 CONFIG_KEYS = ("hidden_act", "activation_function", "hidden_activation")
 """Where Hugging Face configs name the MLP's activation."""

@@ -104,7 +104,7 @@ def _lp_seconds(budget: Budget | None) -> float:
 
 def _lp_dual(c: np.ndarray, A_ub: np.ndarray, b_ub: np.ndarray, n: int, seconds: float) -> np.ndarray:
     """λ with c ≈ Kᵀλ from the LP min cᵀy s.t. A_ub y ≤ b_ub (zeros if it fails or times out)."""
-    from scipy.optimize import linprog  # scipy costs ~0.3 s to import: only when bounds are needed
+    from scipy.optimize import linprog  # SciPy is slow to import: only when bounds are needed
 
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * len(c), method="highs", options={"time_limit": seconds})
     if res.status != 0 or res.ineqlin is None:

@@ -99,7 +99,7 @@ def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[
     free_in_row = [[free[j] for j in np.flatnonzero(incidence[r])] for r in range(system.m)]
     if _one_part(incidence):
         return _ordered([([r for r in range(system.m) if free_in_row[r]], free)] + [([r], []) for r in range(system.m) if not free_in_row[r]])
-    import networkx as nx  # loaded only for systems that do fall apart (~0.25 s)
+    import networkx as nx  # loaded only for systems that do fall apart: its import is slow
 
     graph = nx.Graph()
     graph.add_nodes_from(("z", i) for i in free)

@@ -82,7 +82,7 @@ class RemoteStop:
     """``stop.is_set()`` inside a task: true once the cut-off drops to ``index`` or below.
 
     Polls the Variable at most every :data:`CHECK_SECONDS`, the first time
-    after that long (a round trip costs ~2.5 ms, more than most parts; parts
+    after that long (a round trip to the scheduler costs more than most parts; parts
     not started when the search stops are cancelled by the scheduler). A
     variable that cannot be read (deleted, scheduler gone) means stop.
     """

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
 import flint
 import numpy as np
 
+from indexset.budget import Budget
 from indexset.errors import InputError
 from indexset.exact import pwl
 from indexset.exact.witness import block_instance, encode_block, witness_stack
@@ -128,7 +128,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
     if time_limit is not None and not time_limit > 0:
         raise InputError("time_limit", f"must be a positive number of seconds, got {time_limit}")
     stop = stop or threading.Event()
-    clock = _Clock(time_limit, stop)
+    clock = Budget.of(time_limit, stop)
     stages: dict = {"layers": stack.L, "n": stack.n, "d": stack.d, "activation": stack.activation}
 
     # 1. block by block
@@ -180,7 +180,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
                              f"; block by block: {blockwise.stages.get('blocks')}"))
                 return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "fitted", comparison), extension=True)
     stages["fit"]["exact_checks"] = checked
-    why = clock.why() if clock.expired() else "no theorem of MATH.md §9 applies and no fitted stack rounds to an exact witness"
+    why = clock.halt_reason() or "no theorem of MATH.md §9 applies and no fitted stack rounds to an exact witness"
     reason = (f"unknown: not every block absorbs on its own ({blockwise.stages.get('blocks')}); {verdict.reason}; "
               f"fitting: best relative mean squared error {_loss_text(best)} over {len(fits)} starts, {checked} exact checks; {why}")
     return _result(UNKNOWN, reason, stages, clock, None)
@@ -210,30 +210,6 @@ def witness_from_certificate(stack: Stack, certificate: dict) -> Stack:
     return Stack([block_instance(block, decode_block(values), certificate.get("kind", "explore"))
                   for block, values in zip(stack.blocks, certificate["witness"])],
                  {"witness_of": np.array(stack.source)}, f"witness of {stack.source}")
-
-
-class _Clock:
-    def __init__(self, time_limit: float | None, stop: threading.Event) -> None:
-        self.start = time.monotonic()
-        self.time_limit = time_limit
-        self.stop = stop
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-    def remaining(self) -> float | None:
-        return None if self.time_limit is None else max(0.0, self.time_limit - self.elapsed())
-
-    def share(self, fraction: float) -> float | None:
-        """A fraction of what is left (None without a limit)."""
-        left = self.remaining()
-        return None if left is None else max(1e-3, fraction * left)
-
-    def expired(self) -> bool:
-        return self.stop.is_set() or (self.time_limit is not None and self.elapsed() >= self.time_limit)
-
-    def why(self) -> str:
-        return "interrupted" if self.stop.is_set() else "time limit reached"
 
 
 # ====================================================================== fitting

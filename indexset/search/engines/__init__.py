@@ -14,7 +14,7 @@ engine against the brute force.
   stopping at the first.
 - ``time_limit`` in seconds (None: no limit); ``stop`` a
   ``threading.Event`` that asks the engine to stop, which it honours within
-  about 0.2 s; ``progress(dict)`` is called now and then with counters.
+  a fraction of a second; ``progress(dict)`` is called now and then with counters.
 - Returns a :class:`indexset.result.Result` with status ``feasible``,
   ``infeasible`` (only after a complete search) or ``unknown``;
   ``solutions`` holds the supports found (all of them when ``find_all``

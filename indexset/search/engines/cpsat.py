@@ -27,7 +27,7 @@ INT_LIMIT = 2**53
 
 
 def _cp_model():
-    """OR-Tools' CP-SAT module, imported on first use: it takes ~0.5 s to load, and most runs never start CP-SAT."""
+    """OR-Tools' CP-SAT module, imported on first use: it is slow to load, and most runs never start CP-SAT."""
     from ortools.sat.python import cp_model
 
     return cp_model

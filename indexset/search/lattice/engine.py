@@ -32,6 +32,7 @@ from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.lattice.walk import NAME, Run, kernels_loading, walk_shared, walk_whole
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
+from indexset.trace import Trace
 
 
 def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0,
@@ -98,35 +99,41 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     decided = answers.by_algebra(job)
     if decided is not None:
         return decided
+    trace = Trace(reduction.stages())
     prepared = time.perf_counter()
     small = small_tree_answer(job)
     if small.answer is not None:
         return small.answer
     halted = budget.halt_reason()
     if halted is not None:  # before the kernel's search: loading Numba alone would take longer
-        return answers.walked(job, [], False, halted, {**reduction.stages(), "basis_s": round(time.perf_counter() - prepared, 4)})
+        trace.seconds("basis", prepared)
+        return answers.walked(job, [], False, halted, trace.record)
     with kernels_loading(small.default_basis()) as loading:
         choice = choose_lattice(job, small.lll, small.reduced, loading)
     lattice = choice.lattice
-    stages = {**reduction.stages(), "bkz_block": bkz_block, "lattice_dim": lattice.D, **choice.facts, "basis_s": round(time.perf_counter() - prepared, 4)}
+    trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
+    trace.seconds("basis", prepared)
     if lattice.problem:
-        return answers.unknown(job, lattice.problem, stages)
+        return answers.unknown(job, lattice.problem, trace.record)
     if lattice.infeasible or lattice.D == 0:
         support = None if lattice.infeasible else _root_solution(job, lattice)
-        return answers.walked(job, [support] if support is not None else [], True, None, {**stages, "nodes": 0})
+        trace.note(nodes=0)
+        return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
     if not find_all and "estimated_nodes" in choice.facts:
-        found = _pruned_first(job, choice, stages, workers)
+        found = _pruned_first(job, choice, trace, workers)
         if found:
-            return answers.walked(job, found, False, None, {**stages, "nodes": stages["pruned"]["nodes"]})
-    if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(stages.get("estimated_nodes"), budget.remaining()):
+            trace.note(nodes=trace.get("pruned")["nodes"])
+            return answers.walked(job, found, False, None, trace.record)
+    if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(trace.get("estimated_nodes"), budget.remaining()):
         outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning)
         if outcome is not None:
             solutions, complete, interrupted, facts = outcome
-            return answers.walked(job, solutions, complete, interrupted, {**stages, **facts})
-        stages["cluster"] = cluster.problem or "not started (stopped first)"
+            trace.merge(facts)
+            return answers.walked(job, solutions, complete, interrupted, trace.record)
+        trace.note(cluster=cluster.problem or "not started (stopped first)")
     if plan is not None:
         workers = plan(choice.predicted_seconds(job))
-    return _enumerate(job, choice, stages, max(1, int(workers)))
+    return _enumerate(job, choice, trace, max(1, int(workers)))
 
 
 def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
@@ -134,31 +141,32 @@ def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
     return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
 
 
-def _pruned_first(job: Job, choice: Choice, stages: dict, workers: int) -> list:
+def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int) -> list:
     """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any."""
     predicted = choice.predicted_seconds(job)
     hopeless = predicted >= job.tuning.extreme_from_seconds
     trials = Trials(job, choice.lattice) if hopeless else None
-    found, stages["pruned"] = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials)
+    found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials)
+    trace.note(pruned=facts)
     return found
 
 
-def _enumerate(job: Job, choice: Choice, stages: dict, workers: int) -> Result:
+def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
     """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough)."""
-    began = time.perf_counter()
     lattice = choice.lattice
     run = Run(job.system, lattice, job.find_all, job.budget, job.tuning)
-    run.estimate = stages.get("estimated_nodes")
+    run.estimate = trace.get("estimated_nodes")
     start = job.budget.start
-    if workers > 1 and job.tuning.split_from < lattice.D:
-        complete = walk_shared(run, workers, job.progress, start)
-    else:
-        complete = walk_whole(run, lambda: run.report(job.progress, start))
-    stages = {**stages, "nodes": run.nodes, "workers": run.workers or max(1, workers), "coord_levels_off": run.coord_levels_off(), "enumerate_s": round(time.perf_counter() - began, 4)}
+    with trace.stage("enumerate"):
+        if workers > 1 and job.tuning.split_from < lattice.D:
+            complete = walk_shared(run, workers, job.progress, start)
+        else:
+            complete = walk_whole(run, lambda: run.report(job.progress, start))
+        trace.note(nodes=run.nodes, workers=run.workers or max(1, workers), coord_levels_off=run.coord_levels_off())
     if run.split_level is not None:
-        stages.update(split_level=run.split_level, subtrees=run.subtrees)
+        trace.note(split_level=run.split_level, subtrees=run.subtrees)
     solutions = sorted(run.solutions) if run.workers > 1 else run.solutions
-    return answers.walked(job, solutions, complete and run.interrupted is None, run.interrupted, stages)
+    return answers.walked(job, solutions, complete and run.interrupted is None, run.interrupted, trace.record)
 
 
 class LatticeEngine:
