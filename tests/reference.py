@@ -365,3 +365,85 @@ def check_affine_class(instance, result):
             assert flip_sets_by_forward(instance) == []
     else:
         assert not nondegenerate, f"unknown on nondegenerate weights: {result.reason}"
+
+
+# ------------------------------------------------- degenerate weights (MATH.md §7)
+def section_7_classes(instance):
+    """Classes of f that need a unit, written from MATH.md §7 alone (no indexset.theory code).
+
+    Returns ``(needed, L, c)``: ``needed`` a list of ``(direction, column)``
+    pairs (tuples of Fractions), ``L`` the linear part as a list of rows.
+    ReLU-like σ merges units on one hyperplane (any positive scale), analytic
+    σ units equal up to sign; a unit with a negative scale adds −c·w·|λ|·ρᵀ.
+    """
+    up, down, b_up = fractions(instance, "W_up"), fractions(instance, "W_down"), fractions(instance, "b_up")
+    d, n, c = instance.d, instance.n, Fraction(instance.act.c)
+    relu_like = instance.activation == "relu" or instance.activation.startswith("leaky_relu")
+    L = [[Fraction(v) for v in row] for row in fractions(instance, "skip")]
+    E = {}
+    for i in range(n):
+        w = [down[a][i] for a in range(d)]
+        u = list(up[i])
+        if not any(w) or not any(u):
+            continue
+        first = next(v for v in u if v)
+        lam = first if relu_like else Fraction(1 if first > 0 else -1)
+        key = (tuple(v / lam for v in u), b_up[i] / lam)
+        E[key] = [e + abs(lam) * x for e, x in zip(E.get(key, [0] * d), w)]
+        if lam < 0:
+            for a in range(d):
+                for b in range(d):
+                    L[a][b] -= c * abs(lam) * w[a] * key[0][b]
+    needed = [(key[0], tuple(column)) for key, column in sorted(E.items()) if any(column)]
+    return needed, L, c
+
+
+def section_7_reference(instance) -> bool:
+    """Absorbable by MATH.md §7, by brute force: every upgrade set U (dependent ones too), every sign vector.
+
+    The least rank of ``R − X`` over X with rows in span(ρ_U) is
+    ``rank[R; ρ_U] − rank(ρ_U)``; f absorbs iff it is ≤ ⌊(s − |U|)/2⌋ for
+    some U and signs (s = n − m spare units). Exponential: tiny blocks only.
+    """
+    import flint
+
+    needed, L, c = section_7_classes(instance)
+    d, m = instance.d, len(needed)
+    spare = instance.n - m
+
+    def fmpq(v):
+        return flint.fmpq(v.numerator, v.denominator)
+
+    for size in range(0, min(spare, m) + 1):
+        for U in itertools.combinations(range(m), size):
+            others = [k for k in range(m) if k not in U]
+            basis = flint.fmpq_mat([[fmpq(v) for v in needed[k][0]] for k in U]) if U else None
+            for z in itertools.product((0, 1), repeat=len(others)):
+                R = [row[:] for row in L]
+                for k, flag in zip(others, z):
+                    if flag:
+                        r, e = needed[k]
+                        for a in range(d):
+                            for b in range(d):
+                                R[a][b] += c * e[a] * r[b]
+                entries = [fmpq(v) for row in R for v in row]
+                if basis is not None:
+                    low = flint.fmpq_mat(d + basis.nrows(), d, entries + list(basis.entries())).rank() - basis.rank()
+                else:
+                    low = flint.fmpq_mat(d, d, entries).rank()
+                if low <= (spare - size) // 2:
+                    return True
+    return False
+
+
+def rank_question_brute(base, columns, rows, q):
+    """Every 0/1 vector z with rank(base + Σ z_k columns_k rows_kᵀ) ≤ q, by brute force (python-flint ranks)."""
+    import flint
+
+    d, w = len(base), len(base[0])
+    found = []
+    for z in itertools.product((0, 1), repeat=len(columns)):
+        total = [[base[i][j] + sum(z[k] * columns[k][i] * rows[k][j] for k in range(len(z))) for j in range(w)] for i in range(d)]
+        if flint.fmpz_mat(d, w, [v for row in total for v in row]).rank() <= q:
+            found.append(z)
+    return found

@@ -235,9 +235,11 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
     if isinstance(outcome, NotAbsorbable):
         return _negative(instance, classes, outcome.levels, stages, elapsed)
     open_cases = [f"level u = {level.u} (q = {level.q}): {'; '.join(level.open)}" for level in outcome.levels if level.open]
+    unreached = [f"u = {level.u} (q = {level.q})" for level in outcome.levels if level.state == "not reached"]
     stages["open"] = [{"u": level.u, "q": level.q, "why": list(level.open)} for level in outcome.levels if level.open]
     reason = (f"{EXTENSION_NOTE}: the degenerate-weights decision left open cases ({classes.m} classes, "
-              f"{classes.spare} spare units): " + "; ".join(open_cases))
+              f"{classes.spare} spare units): " + "; ".join(open_cases)
+              + (f"; levels not examined after it: {', '.join(unreached)}" if unreached else ""))
     return Result(UNKNOWN, reason, stages=stages, engine="degenerate", extension=True, time_s=elapsed)
 
 

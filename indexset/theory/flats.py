@@ -138,6 +138,8 @@ class Level:
         Why the level is not complete (empty when it is).
     done : set
         Bases of the flats already refuted (by the probe pass).
+    reached : bool
+        Whether the complete pass examined the level.
     """
 
     u: int
@@ -146,10 +148,19 @@ class Level:
     refuted: dict = field(default_factory=dict)
     open: list = field(default_factory=list)
     done: set = field(default_factory=set)
+    reached: bool = False
+
+    @property
+    def state(self) -> str:
+        """``refuted`` (every flat examined and refuted), ``open`` or ``not reached``."""
+        if self.open:
+            return "open"
+        return "refuted" if self.reached else "not reached"
 
     def to_json(self) -> dict:
         """The level as a JSON-ready dict."""
-        return {"u": self.u, "q": self.q, "flats": self.flats, "refuted": dict(self.refuted), "open": list(self.open)}
+        return {"u": self.u, "q": self.q, "state": self.state, "flats": self.flats, "refuted": dict(self.refuted),
+                "open": list(self.open)}
 
 
 @dataclass(frozen=True)
@@ -217,9 +228,6 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
         if plan is not None:
             return Absorbable(plan, tuple(levels))
         if level.open:
-            for other in levels:
-                if not other.flats and other is not level and not other.open:
-                    other.open.append("not reached")
             return Undecided(tuple(levels))
     return NotAbsorbable(tuple(levels))
 
@@ -231,6 +239,7 @@ def levels_of(s: int, top: int) -> list[int]:
 
 def _run_level(data: ClassData, level: Level, bases: list, budget: Budget, tuning: DegenerateTuning) -> Plan | None:
     """Examine every flat of one level: a plan, or None with the level's record filled in (open at the first open case)."""
+    level.reached = True
     for basis in bases:
         if budget.expired():
             level.open.append(budget.halt_reason())
