@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import threading
-import time
 
 from indexset.classes import DEFINITIONS
 from indexset.cli.common import (
@@ -18,14 +16,11 @@ from indexset.cli.common import (
     emit_json_line,
     parse_tolerance,
     readable,
+    run_files,
     time_budget,
-    warn,
     witness_targets,
 )
 from indexset.errors import InputError
-
-BAD_INPUT = "bad_input"
-"""``status`` of a file of a batch that could not be solved (exit status 2)."""
 
 DESCRIPTION = "Decide whether each block can absorb its skip connection, with proof: an exact check for every yes, a proof for every no."
 
@@ -87,58 +82,36 @@ def _engines(text):
     return names
 
 
-def aggregate(codes: list[int]) -> int:
-    """The exit status of a batch: 2 if any bad input, else 3 if any unknown, else 1 if any no, else 0."""
-    for code in (2, 3, 1):
-        if code in codes:
-            return code
-    return 0
-
-
 def run(args) -> int:
-    """Solve every file; exit with the status of the one file, or the batch's (:func:`aggregate`)."""
+    """Solve every file; exit with the status of the one file, or the batch's (:func:`indexset.cli.common.aggregate`)."""
     if len(args.files) > 1 and args.witness:
         raise InputError("--witness", f"writes one file: give one instance file, not {len(args.files)}")
     time_budget(args.time_limit)  # a bad option is refused before any work starts
-    tol = parse_tolerance(args.tol)
-    engines = _engines(args.engines)
-    targets = witness_targets(args)
-    stop = threading.Event()
-    batch = len(args.files) > 1
-    codes = []
-    with contextlib.ExitStack() as contexts:
-        cluster, entered = None, False
-        for index, path in enumerate(args.files):
-            if stop.is_set():
-                codes.append(_not_solved(path, args))
-                continue
-            since = None if index == 0 else time.perf_counter()
-            try:
-                instance = _load(path, args, targets)
-                if not entered:
-                    # Entered at the first good file: a bad file alone is refused without importing fpylll or Dask.
-                    contexts.enter_context(StopOnInterrupt(stop))
-                    cluster = contexts.enter_context(cluster_from_args(args))
-                    entered = True
-                codes.append(_solve_file(path, instance, args, tol, engines, targets, stop, cluster, since))
-            except InputError as exc:
-                if not batch:
-                    raise
-                warn(f"indexset: error: {exc}")
-                if args.json:
-                    emit_json_line({"file": path, "status": BAD_INPUT, "reason": str(exc)})
-                codes.append(2)
-    return aggregate(codes)
+    return run_files(args.files, _Job(args))
 
 
-def _not_solved(path: str, args) -> int:
-    """Report a file of a batch left unsolved after Ctrl-C; exit status 3."""
-    reason = "not solved: interrupted before this file"
-    if args.json:
-        emit_json_line({"file": path, "status": "unknown", "reason": reason})
-    else:
-        print(f"{path}: UNKNOWN\n  why      {reason}")
-    return 3
+class _Job:
+    """One ``solve`` call: how :func:`indexset.cli.common.run_files` loads, starts and solves."""
+
+    def __init__(self, args) -> None:
+        self.args = args
+        self.stop = threading.Event()
+        self.as_json = args.json
+        self.tol = parse_tolerance(args.tol)
+        self.engines = _engines(args.engines)
+        self.targets = witness_targets(args)
+        self.cluster = None
+
+    def load(self, path: str):
+        return _load(path, self.args, self.targets)
+
+    def start(self, stack) -> None:
+        # Entered at the first good file: a bad file alone is refused without importing fpylll or Dask.
+        stack.enter_context(StopOnInterrupt(self.stop))
+        self.cluster = stack.enter_context(cluster_from_args(self.args))
+
+    def solve(self, path: str, instance, since) -> int:
+        return _solve_file(path, instance, self, since)
 
 
 def _load(path: str, args, targets):
@@ -155,17 +128,18 @@ def _load(path: str, args, targets):
     return instance
 
 
-def _solve_file(path: str, instance, args, tol, engines, targets, stop, cluster, since) -> int:
+def _solve_file(path: str, instance, job: _Job, since) -> int:
     """Solve one loaded file, write the witness and print the answer; its exit status."""
     from indexset.model.stack import Stack
     from indexset.result import ABSORBABLE
     from indexset.solver import distance, solve
 
+    args, tol, targets = job.args, job.tol, job.targets
     is_stack = isinstance(instance, Stack)
     with Progress(f"solving {path}") as progress:
-        result = solve(instance, target_class=args.target_class, time_limit=time_budget(args.time_limit, cluster, since),
-                       find_all=args.all or args.count, tol=tol, seed=args.seed, engines=engines, stop=stop,
-                       progress=progress, cluster=cluster)
+        result = solve(instance, target_class=args.target_class, time_limit=time_budget(args.time_limit, job.cluster, since),
+                       find_all=args.all or args.count, tol=tol, seed=args.seed, engines=job.engines, stop=job.stop,
+                       progress=progress, cluster=job.cluster)
     payload = {"file": path, **result.to_json(), "distance": distance(instance, result, tol)}
     if args.count:
         payload["solutions"] = None

@@ -91,7 +91,7 @@ def test_batch_status_is_the_worst_answer():
     """2 if any bad input, else 3 if any unknown, else 1 if any not absorbable, else 0 (every combination of up to 3 files)."""
     import itertools
 
-    from indexset.cli.solve import aggregate
+    from indexset.cli.common import aggregate
 
     for size in (1, 2, 3):
         for codes in itertools.product((0, 1, 2, 3), repeat=size):
