@@ -235,11 +235,14 @@ def title(sweep: dict) -> str:
     """The figure title: dimension, family and its range or density."""
     if sweep["family"] == "hard":
         what = f"density {sweep['density'] if sweep['density'] is not None else 1.0}" + ("" if sweep.get("plant", True) else ", unplanted")
+    elif sweep["family"] == "low_precision":
+        levels = sweep.get("range") or 1
+        what = ("ternary weights" if levels == 1 else f"integer weights in [−{levels}, {levels}]") + ("" if sweep.get("plant", True) else ", unplanted")
     elif sweep.get("range") is not None:
         what = f"integer entries in [−{sweep['range']}, {sweep['range']}]"
     else:
         what = "the constructor's default range"
-    return f"d = {sweep['d']}, {sweep['family']} instances, {what}"
+    return f"d = {sweep['d']}, {sweep['family'].replace('_', '-')} instances, {what}"
 
 
 def caption(report: dict) -> str:

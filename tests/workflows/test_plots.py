@@ -109,3 +109,9 @@ def test_other_extensions_are_bad_input(name, saved, tmp_path, capsys):
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--plot" in err and ".pdf, .svg or .png" in err
     assert not (tmp_path / name).exists()
+
+
+def test_low_precision_titles_say_ternary_or_the_range_and_whether_planted():
+    base = {"d": 3, "family": "low_precision", "density": None}
+    assert plots.title({**base, "range": None, "plant": True}) == "d = 3, low-precision instances, ternary weights"
+    assert plots.title({**base, "range": 2, "plant": False}) == "d = 3, low-precision instances, integer weights in [−2, 2], unplanted"
