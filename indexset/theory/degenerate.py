@@ -1,44 +1,23 @@
-"""Exact decision for degenerate weights (MATH.md §7, an **extension**).
+"""Exact decision for degenerate weights (MATH.md §7, an **extension**): the verdict and its witness.
 
 On degenerate weights (zero or collinear rows, zero columns, d = 1) the
 condition (★) is sufficient but not necessary. This module decides such
-blocks exactly, for odd-linear activations whose even part is not zero.
+blocks exactly, for odd-linear activations whose even part is not zero:
 
-The argument
-------------
-Write σ(z) = (c/2)·z + e(z) with e even and not affine.
-
-1. *Canonical form.* Every block is ``Σ_K E_K σ(h_K(x)) + L x + const``
-   over pairwise distinct *classes* h_K(x) = ρ_K·x + β_K, because units that
-   σ cannot tell apart merge: for ReLU-like σ (positively homogeneous) units
-   on one affine hyperplane (σ(λh) = λσ(h) for λ > 0, and
-   σ(−h) = σ(h) − c·h), for GELU-like σ (analytic) units equal up to sign.
-   A class with E_K = 0 is *free*: it only adds to L.
-2. *Units are pinned.* If a residual-free block g of width n equals f, then
-   g has, for every class K of f with E_K ≠ 0, at least one unit on h_K,
-   and the units of g elsewhere cancel in even part. For ReLU-like σ this is
-   the jump of the gradient across each hyperplane; for analytic σ the
-   linear independence of the even parts e(h(x)) for distinct h up to sign
-   (the paper's even-part argument, MATH.md §3).
-3. *What the spare units buy.* With m classes that need a unit and
-   s = n − m spare units: a class with one unit contributes ±: 0 or
-   −c·E_K·ρ_Kᵀ to the linear part (a sign, "flipped" or not); a class with
-   two units contributes −c·N·ρ_Kᵀ for any column N ("upgraded"); two
-   units on a new line contribute any rank-one term; one unit alone
-   elsewhere contributes nothing. Constants are free (c_down).
-4. *The decision.* f is absorbable iff for some set U of upgraded classes
-   (w.l.o.g. with linearly independent ρ_K, so |U| = dim V, V = span ρ_U)
-   and signs z of the other classes,
-   ``rank((L + c·Σ_{K∉U} z_K E_K ρ_Kᵀ)·Q_V) ≤ ⌊(s − |U|)/2⌋``
-   where Q_V is a basis of V^⊥ (the best upgrade columns remove exactly the
-   part of the mismatch whose rows lie in V). With s = 0 this is (★) on the
-   merged classes.
+1. the canonical form merges the units σ cannot tell apart into classes
+   (:mod:`indexset.theory.canonical`, MATH.md §7.1);
+2. f is absorbable iff for a flat V of class directions (dim u ≤ s, the
+   spare units) and signs of the other classes
+   ``rank((L + Σ z_K T_K)·Q_V) ≤ ⌊(s − u)/2⌋`` (Theorem 7.2); the case
+   analysis over levels and flats is :mod:`indexset.theory.flats`, the
+   rank sub-cases :mod:`indexset.theory.lowrank`;
+3. this module turns the outcome into a :class:`~indexset.result.Result`.
 
 Positive answers come with a witness block of the same width n whose
 canonical form equals f's exactly and which passes
-:func:`indexset.exact.witness.check_forward` (exact for ReLU). Negative answers
-state the exhaustive case analysis they rest on. Searches that exceed their
-budget give ``unknown``.
+:func:`indexset.exact.witness.check_forward` (exact for ReLU). Negative
+answers list the levels they refuted and how. Cases past the tuning's
+budgets, or the time limit, give ``unknown`` naming each open case.
 """
 
 from __future__ import annotations
@@ -55,7 +34,8 @@ from indexset.model.instance import Instance
 from indexset.rational import as_fraction
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.theory.canonical import HOMOGENEOUS, Classes, Form, canonical_form, classes_of, fmpq_array, merge_kind, zeros
-from indexset.theory.flats import Absorbable, DegenerateTuning, NotAbsorbable, Plan, class_data, decide_classes
+from indexset.theory.degenerate_tuning import DegenerateTuning
+from indexset.theory.flats import Absorbable, NotAbsorbable, Plan, class_data, decide_classes
 from indexset.trace import Trace
 
 __all__ = ["DegenerateTuning", "Plan", "argument", "build_witness", "decide_degenerate", "report"]
@@ -313,7 +293,8 @@ def _level_words(level) -> str:
 
 
 WORDS = {"system": "a 0/1 system without solution", "bound": "the rank bound",
-         "enumeration": "enumerating every sign vector", "constant": "an entry no sign changes"}
+         "enumeration": "enumerating every sign vector", "meet": "a meet in the middle mod p",
+         "constant": "an entry no sign changes"}
 
 
 def report(instance: Instance) -> dict:

@@ -35,27 +35,8 @@ from indexset.result import FEASIBLE, INFEASIBLE
 from indexset.search.decide import decide_system
 from indexset.search.system import System
 from indexset.theory.canonical import Classes
+from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.lowrank import RankQuestion, decide_rank
-
-
-@dataclass(frozen=True)
-class DegenerateTuning:
-    """Budgets of the §7 case analysis (speed only: past them a case is open, never decided wrongly)."""
-
-    max_flats: int = 4000
-    """A level with more candidate flats than this is only probed for a positive and left open."""
-    probe_flats: int = 12
-    """Flats tried for a positive at a level left open."""
-    probe_share: float = 0.25
-    """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
-    max_combinations: int = 1 << 22
-    """Most coefficient vectors enumerated for one rank ≤ q sub-case (q ≥ 1)."""
-    chunk: int = 1 << 15
-    """Coefficient vectors screened per vectorised batch."""
-    brute_width: int = 14
-    """0/1 systems with at most this many unknowns are enumerated directly by decide_system."""
-    seed: int = 0
-    """Seed of the probe order and of the modular filter's projections (never of an answer)."""
 
 
 # ====================================================== integer data
@@ -256,8 +237,9 @@ def _run_level(data: ClassData, level: Level, bases: list, budget: Budget, tunin
     return None
 
 
-REFUTED = ("system", "bound", "enumeration", "constant")
-"""How a sub-case is refuted: a 0/1 system without solution, the rank bound, every sign vector, a constant entry."""
+REFUTED = ("system", "bound", "enumeration", "meet", "constant")
+"""How a sub-case is refuted: a 0/1 system without solution, the rank bound, every sign vector screened, the meet
+in the middle mod p, a constant entry."""
 
 
 def _flats(data: ClassData, u: int, top: int, tuning: DegenerateTuning, rng):
@@ -324,7 +306,7 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
             rows.append(r)
     if q == 0:
         return _zero_case(base, active, columns, rows, budget, tuning)
-    answer = decide_rank(RankQuestion(base, columns, rows, q), tuning.max_combinations, tuning.chunk, tuning.seed, budget)
+    answer = decide_rank(RankQuestion(base, columns, rows, q), tuning, budget)
     if answer.status == "found":
         return [active[i] for i in answer.chosen], "found"
     if answer.status == "refuted":

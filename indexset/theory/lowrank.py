@@ -1,11 +1,11 @@
-"""Rank ≤ q of a signed sum of rank-one terms, exactly (MATH.md §7, the rank sub-cases).
+"""Rank ≤ q of a signed sum of rank-one terms, exactly (MATH.md §7.4, the rank sub-cases).
 
 The question: given an integer matrix B0 (d × w) and integer rank-one
 terms T_k = e_k r_kᵀ, is there a 0/1 vector z with
 
     rank(B0 + Σ_k z_k T_k) ≤ q ?
 
-Three exact tools, each proven in MATH.md §7:
+Four exact tools, each proven in MATH.md §7.4, tried in this order:
 
 - *Grouping.* Terms equal up to sign act only through an integer
   coefficient: a group of p copies of T and m copies of −T contributes
@@ -14,11 +14,15 @@ Three exact tools, each proven in MATH.md §7:
   spans of the e_k and the r_k, so
   ``rank ≥ rank[B0, U] + rank[B0; Rᵀ] − rank[[B0, U], [Rᵀ, 0]]``;
   when that exceeds q, no sign vector works.
-- *Enumeration with a modular filter.* For integer X ((q+1) × d) and
-  Y (w × (q+1)), rank(B) ≤ q forces det(X B Y) = 0, hence ≡ 0 mod p; a
-  nonzero determinant mod p proves rank(B) > q. Every coefficient vector
-  is screened so (vectorised, in int64 mod p < 2³¹), and the few that pass
-  are checked exactly with python-flint.
+- *Screening.* For integer X ((q+1) × d) and Y (w × (q+1)), rank(B) ≤ q
+  forces det(X B Y) ≡ 0 mod p; every coefficient vector is screened so
+  (vectorised, in int64 mod p < 2³¹), and the few that pass are checked
+  exactly with python-flint. For few coefficient vectors.
+- *Meet in the middle mod a small prime.* rank ≤ q over Q forces the
+  columns of B mod p into one of finitely many q-dim subspaces C; for
+  each, X_{C^⊥}·B ≡ 0 is a linear system mod p, solved by matching the
+  sums of one half of the groups against the other. Every match is checked
+  exactly. For more coefficient vectors, up to the tuning's budget.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import flint
 import numpy as np
 
 from indexset.budget import Budget
+from indexset.theory.degenerate_tuning import DegenerateTuning
 
 PRIME = 2_147_483_647
 """The modulus of the filter (2³¹ − 1: products of two residues fit int64)."""
@@ -163,18 +168,23 @@ def rank_bound(question: RankQuestion) -> int:
     return _rank(left) + _rank(top) - _rank(bordered)
 
 
-def decide_rank(question: RankQuestion, max_combinations: int, chunk: int, seed: int, budget: Budget) -> RankAnswer:
-    """Decide a :class:`RankQuestion` exactly, or leave it open past ``max_combinations``."""
+def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:
+    """Decide a :class:`RankQuestion` exactly, or leave it open past the tuning's budgets."""
     groups = groups_of(question)
     base = flint.fmpz_mat(question.d, question.w, [v for row in question.base for v in row])
     if _rank(base) <= question.q:
         return RankAnswer("found", [], "base")
     if rank_bound(question) > question.q:
         return RankAnswer("refuted", None, "bound")
-    total = combinations(groups)
-    if total > max_combinations:
-        return RankAnswer("open", None, "budget")
-    return _enumerate(question, groups, base, chunk, np.random.default_rng(seed), budget)
+    if combinations(groups) <= tuning.max_combinations:
+        return _enumerate(question, groups, base, tuning.chunk, np.random.default_rng(tuning.seed), budget)
+    for plan in meet_plans(question, groups, tuning.meet_rows):
+        if plan.entries > tuning.max_meet:
+            break
+        answer = _meet(question, groups, base, plan, tuning, budget)
+        if answer.status != "open" or answer.how != UNSPLIT:
+            return answer
+    return RankAnswer("open", None, "budget")
 
 
 # ------------------------------------------------------------ enumeration
@@ -260,6 +270,186 @@ def _exact_rank(base, groups: list, coefficients: dict) -> int:
             term = groups[g].term
             total = total + a * flint.fmpz_mat(len(term), len(term[0]), [v for row in term for v in row])
     return _rank(total)
+
+
+# ------------------------------------------------------------ meet in the middle mod p
+MEET_PRIMES = (2, 3, 5, 7, 11, 13)
+"""Primes the meet in the middle may work modulo (residues fit int8)."""
+
+UNSPLIT = "every term vanishes mod p on one subspace"
+"""Why a prime cannot split a question (the next prime is tried)."""
+
+CHECK_WEIGHT = 2_000
+"""Table entries one exact check of a modular match costs, for choosing the prime."""
+
+
+@dataclass(frozen=True)
+class MeetPlan:
+    """How a rank question is met in the middle: the prime, the side and the work.
+
+    Attributes
+    ----------
+    p : int
+        The prime.
+    transpose : bool
+        Work on Bᵀ (row spaces) instead of B (column spaces), the smaller side.
+    subspaces : int
+        (size − q)-dim subspaces of F_p^size, one modular system each.
+    entries : int
+        Table entries over every subspace (both halves).
+    """
+
+    p: int
+    transpose: bool
+    subspaces: int
+    entries: int
+
+
+def meet_plans(question: RankQuestion, groups: list, max_rows: int) -> list[MeetPlan]:
+    """The primes for :func:`_meet`, cheapest first (none when a half's table would exceed ``max_rows``)."""
+    transpose = question.w < question.d
+    size, other = (question.w, question.d) if transpose else (question.d, question.w)
+    first, second = _halves(list(range(len(groups))), groups)
+    n1 = math.prod(groups[g].high - groups[g].low + 1 for g in first)
+    n2 = math.prod(groups[g].high - groups[g].low + 1 for g in second)
+    if max(n1, n2) > max_rows:
+        return []
+    equations = (size - question.q) * other
+    plans = []
+    for p in MEET_PRIMES:
+        subspaces = _gaussian_binomial(size, question.q, p)
+        matches = subspaces * n1 * n2 / p ** equations
+        plans.append((subspaces * (n1 + n2) + matches * CHECK_WEIGHT, MeetPlan(p, transpose, subspaces, subspaces * (n1 + n2))))
+    return [plan for _, plan in sorted(plans, key=lambda item: item[0])]
+
+
+def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:
+    """Every subspace W of dimension size − q over F_p: solve X_W·B(z) ≡ 0 by meet in the middle (MATH.md §7.4).
+
+    rank_Q(B) ≤ q forces rank_{F_p}(B mod p) ≤ q, so the columns of B mod p
+    lie in a q-dim subspace C and X·B ≡ 0 for a basis X of C^⊥ (Rᵀ of B
+    with ``transpose``). Groups whose term vanishes mod p on X take no part
+    in the match; each match leaves them to a smaller rank question, decided
+    exactly.
+    """
+    p = plan.p
+    terms = [np.array(group.term, dtype=object) for group in groups]
+    base_array = np.array(question.base, dtype=object)
+    if plan.transpose:
+        terms, base_array = [term.T for term in terms], base_array.T
+    size = base_array.shape[0]
+    screened = 0
+    for X in _subspace_bases(size, size - question.q, p):
+        if budget.expired():
+            return RankAnswer("open", None, budget.halt_reason(), screened)
+        start = _project(X, base_array, p)
+        projected = [_project(X, term, p) for term in terms]
+        live = [g for g in range(len(groups)) if projected[g].any()]
+        if not live:
+            if start.any():
+                continue  # X·B(z) ≡ X·B0 ≢ 0 for every z
+            return RankAnswer("open", None, UNSPLIT, screened)
+        first, second = _halves(live, groups)
+        left = _half_table(start, [(groups[g], projected[g]) for g in first], p)
+        right = _half_table(np.zeros_like(start), [(groups[g], projected[g]) for g in second], p)
+        screened += len(left) + len(right)
+        dead = [g for g in range(len(groups)) if g not in live]
+        for i, j in _matching_rows(left, ((-right.astype(np.int16)) % p).astype(np.int8)):
+            coefficients = dict(zip(first, _decode(i, [groups[g] for g in first])))
+            coefficients.update(zip(second, _decode(j, [groups[g] for g in second])))
+            answer = _complete(question, groups, coefficients, dead, tuning, budget)
+            if answer.status != "refuted":
+                return RankAnswer(answer.status, answer.chosen, "meet" if answer.status == "found" else answer.how, screened)
+    return RankAnswer("refuted", None, "meet", screened)
+
+
+def _halves(live: list, groups: list) -> tuple[list, list]:
+    """Split groups into two halves with balanced numbers of choices (largest first)."""
+    first, second, n1, n2 = [], [], 1, 1
+    for g in sorted(live, key=lambda g: groups[g].high - groups[g].low, reverse=True):
+        span = groups[g].high - groups[g].low + 1
+        if n1 <= n2:
+            first.append(g)
+            n1 *= span
+        else:
+            second.append(g)
+            n2 *= span
+    return first, second
+
+
+def _complete(question: RankQuestion, groups: list, coefficients: dict, dead: list, tuning: DegenerateTuning,
+              budget: Budget) -> RankAnswer:
+    """The rank question left once the live groups' coefficients are fixed: the dead groups decide."""
+    positions = [k for g in dead for k in groups[g].plus + groups[g].minus]
+    fixed = [[question.base[i][j] + sum(a * groups[g].term[i][j] for g, a in coefficients.items())
+              for j in range(question.w)] for i in range(question.d)]
+    sub = RankQuestion(fixed, [question.columns[k] for k in positions], [question.rows[k] for k in positions], question.q)
+    answer = decide_rank(sub, tuning, budget)
+    if answer.status != "found":
+        return answer
+    chosen = [pos for g, a in coefficients.items() for pos in groups[g].signs(a)] + [positions[k] for k in answer.chosen]
+    return RankAnswer("found", sorted(chosen), answer.how)
+
+
+def _project(X: np.ndarray, matrix: np.ndarray, p: int) -> np.ndarray:
+    """X·matrix mod p, flattened (exact: Python ints, then residues)."""
+    return np.array((X.astype(object).dot(matrix) % p).ravel(), dtype=np.int64)
+
+
+def _half_table(start: np.ndarray, members: list, p: int) -> np.ndarray:
+    """All sums start + Σ a_g·t_g mod p (int8 residues); row index = mixed radix of the choices, last group slowest."""
+    table = (start[None, :] % p).astype(np.int16)
+    for group, vector in members:
+        step = (vector % p).astype(np.int16)[None, :]
+        table = np.concatenate([(table + a * step) % p for a in range(group.low, group.high + 1)])
+    return table.astype(np.int8)
+
+
+def _decode(index: int, members: list) -> list:
+    """The coefficients of row ``index`` of :func:`_half_table` over ``members``."""
+    sizes = [1]
+    for group in members:
+        sizes.append(sizes[-1] * (group.high - group.low + 1))
+    out = []
+    for position in range(len(members) - 1, -1, -1):
+        digit, index = divmod(index, sizes[position])
+        out.append(members[position].low + digit)
+    return out[::-1]
+
+
+def _matching_rows(left: np.ndarray, right: np.ndarray):
+    """Pairs (i, j) with left[i] == right[j] (rows of residues): keys common to both sides, then exact comparison."""
+    weights = np.random.default_rng(0).integers(1, 1 << 40, size=left.shape[1], dtype=np.int64)
+
+    def keys(rows: np.ndarray) -> np.ndarray:
+        return np.concatenate([rows[k:k + (1 << 16)].astype(np.int64).dot(weights) for k in range(0, len(rows), 1 << 16)])
+
+    left_keys, right_keys = keys(left), keys(right)
+    for key in np.intersect1d(left_keys, right_keys):
+        for i in np.flatnonzero(left_keys == key):
+            for j in np.flatnonzero(right_keys == key):
+                if np.array_equal(left[i], right[j]):
+                    yield int(i), int(j)
+
+
+def _subspace_bases(size: int, dim: int, p: int):
+    """A basis (dim × size, int64, reduced row echelon form) of every dim-dimensional subspace of F_p^size."""
+    for pivots in itertools.combinations(range(size), dim):
+        free = [(r, c) for r, pivot in enumerate(pivots) for c in range(pivot + 1, size) if c not in pivots]
+        for values in itertools.product(range(p), repeat=len(free)):
+            X = np.zeros((dim, size), dtype=np.int64)
+            for r, pivot in enumerate(pivots):
+                X[r, pivot] = 1
+            for (r, c), v in zip(free, values):
+                X[r, c] = v
+            yield X
+
+
+def _gaussian_binomial(size: int, dim: int, p: int) -> int:
+    """Number of dim-dimensional subspaces of F_p^size."""
+    top = math.prod(p ** (size - i) - 1 for i in range(dim))
+    bottom = math.prod(p ** (dim - i) - 1 for i in range(dim))
+    return top // bottom
 
 
 # ------------------------------------------------------------ modular arithmetic

@@ -25,7 +25,8 @@ from indexset.exact.witness import check_forward, result_witness
 from indexset.model.instance import Instance
 from indexset.solver import solve
 from indexset.theory.degenerate import decide_degenerate
-from indexset.theory.flats import DegenerateTuning, levels_of
+from indexset.theory.degenerate_tuning import DegenerateTuning
+from indexset.theory.flats import levels_of
 from indexset.theory.lowrank import PRIME, RankQuestion, _det_mod, decide_rank, rank_bound
 from indexset.theory.nondegeneracy import find_degeneracy
 
@@ -104,13 +105,30 @@ def test_rank_questions_match_brute_force():
     for trial in range(300):
         question = random_question(rng, q=1 + trial % 2)
         brute = rank_question_brute(question.base, question.columns, question.rows, question.q)
-        answer = decide_rank(question, max_combinations=1 << 12, chunk=8, seed=trial, budget=Budget.of())
+        answer = decide_rank(question, DegenerateTuning(max_combinations=1 << 12, chunk=8, seed=trial), Budget.of())
         assert answer.status == ("found" if brute else "refuted"), (question, answer)
         seen[answer.status] += 1
         if answer.status == "found":
             z = [int(k in answer.chosen) for k in range(len(question.columns))]
             assert tuple(z) in brute
     assert min(seen.values()) >= 60, seen
+
+
+def test_the_meet_in_the_middle_mod_p_matches_brute_force():
+    """With screening switched off, every rank question goes to the modular meet in the middle (both sides, q = 1, 2)."""
+    rng = np.random.default_rng(17)
+    meet_only = DegenerateTuning(max_combinations=0)
+    seen = {"found": 0, "refuted": 0}
+    for trial in range(160):
+        question = random_question(rng, q=1 + trial % 2)
+        brute = rank_question_brute(question.base, question.columns, question.rows, question.q)
+        answer = decide_rank(question, meet_only, Budget.of())
+        assert answer.status == ("found" if brute else "refuted"), (question, answer)
+        if answer.how in ("meet",):
+            seen[answer.status] += 1
+        if answer.status == "found":
+            assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
+    assert min(seen.values()) >= 20, seen
 
 
 def test_the_rank_bound_never_exceeds_a_reachable_rank():
@@ -131,7 +149,7 @@ def test_the_rank_bound_refutes_what_terms_cannot_reach():
     # B0 = I (rank 3); every term lives in the first row and column: rank ≥ 3 − 1 = 2 for every z, so rank ≤ 1 is refuted
     question = RankQuestion([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [(1, 0, 0), (2, 0, 0)], [(1, 1, 0), (0, 1, 1)], q=1)
     assert rank_bound(question) == 2
-    assert decide_rank(question, 1 << 10, 8, 0, Budget.of()).how == "bound"
+    assert decide_rank(question, DegenerateTuning(chunk=8), Budget.of()).how == "bound"
     assert rank_question_brute(question.base, question.columns, question.rows, 1) == []
 
 
@@ -151,11 +169,11 @@ def test_a_rank_question_past_its_budget_is_open():
     columns = [tuple(int(v) for v in rng.integers(-2, 3, size=3)) for _ in range(12)]
     rows = [tuple(int(v) for v in rng.integers(-2, 3, size=3)) for _ in range(12)]
     question = RankQuestion([[1, 0, 0], [0, 1, 0], [0, 0, 1]], columns, rows, q=1)
-    answer = decide_rank(question, max_combinations=100, chunk=8, seed=0, budget=Budget.of())
+    answer = decide_rank(question, DegenerateTuning(max_combinations=100, max_meet=0, chunk=8), Budget.of())
     assert answer.status == "open" and answer.how == "budget"
     stopped = Budget.of(stop=threading.Event())
     stopped.stop.set()
-    answer = decide_rank(question, max_combinations=1 << 13, chunk=8, seed=0, budget=stopped)
+    answer = decide_rank(question, DegenerateTuning(max_combinations=1 << 13, chunk=8), stopped)
     assert answer.status == "open" and answer.how == "interrupted"
 
 
@@ -252,7 +270,7 @@ def test_open_cases_are_named_in_the_stages():
     """A tuning too small for the rank levels leaves them open; the result names the level and why, and the
     default tuning decides the same blocks as the brute-force reference."""
     rng = np.random.default_rng(14)
-    tight = DegenerateTuning(max_combinations=1, probe_flats=0)
+    tight = DegenerateTuning(max_combinations=1, max_meet=0, probe_flats=0)
     named = 0
     for _ in range(12):
         instance = low_precision(rng, 3, 7, bound=2)

@@ -1,0 +1,33 @@
+"""The tunables of the §7 decision on degenerate weights (MATH.md §7), in one frozen record.
+
+Every field only moves the line between decided and ``unknown``: past a
+budget a case is left open and named, never decided wrongly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DegenerateTuning:
+    """Budgets of the §7 case analysis."""
+
+    max_flats: int = 4000
+    """A level with more candidate flats than this is only probed for a positive and left open."""
+    probe_flats: int = 12
+    """Flats tried for a positive at every level before the complete pass."""
+    probe_share: float = 0.25
+    """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
+    max_combinations: int = 1 << 22
+    """Most coefficient vectors screened one by one for a rank ≤ q sub-case (q ≥ 1)."""
+    max_meet: int = 1 << 26
+    """Most table entries (both halves, every subspace mod p) of the meet in the middle of a rank sub-case."""
+    meet_rows: int = 1 << 20
+    """Most rows of one half's table in the meet in the middle (int8 residues: tens of megabytes at most)."""
+    chunk: int = 1 << 15
+    """Coefficient vectors screened per vectorised batch."""
+    brute_width: int = 14
+    """0/1 systems with at most this many unknowns are enumerated directly by decide_system."""
+    seed: int = 0
+    """Seed of the probe order and of the modular screen's projections (never of an answer)."""
