@@ -12,7 +12,7 @@ class affine / bias-free, and zero biases / small integer biases
 Each record holds the block's parameters, its status, the kind of answer
 (``S`` found, §7 witness, §7 proof, another theorem, unknown from the
 search or from §7), the whole decision's seconds, the stage timings the
-result reports, and the §7 facts (classes, spare units). The table gives,
+result reports, and the §7 facts (classes, spare units, open cases). The table gives,
 by range R and dimension d: blocks, degenerate blocks, unknowns (all from
 §7 or the search), and the median / max seconds of the whole decision,
 over all blocks and over the degenerate ones.
@@ -99,7 +99,8 @@ def classify(job: tuple) -> dict:
         "degenerate": degenerate, "status": result.status, "kind": kind_of(result), "seconds": round(seconds, 4),
         "system_s": _seconds(stages, "system"), "reduce_s": _seconds(stages, "reduce"), "prune_s": _seconds(stages, "prune"),
         "section7_s": section7.get("time_s", section7.get("decide_s")), "classes": section7.get("classes"),
-        "spare": section7.get("spare"), "reason": result.reason[:400] if result.status == "unknown" else None,
+        "spare": section7.get("spare"), "open": section7.get("open"),
+        "reason": result.reason[-300:] if result.status == "unknown" else None,
     }
 
 

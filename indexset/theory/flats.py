@@ -170,10 +170,12 @@ class Undecided:
 def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     """Absorbable, NotAbsorbable or Undecided for the classes as given (MATH.md §7).
 
-    A probe pass tries a few flats of every level for a positive; the
-    complete pass then examines every flat, rank levels first (they fail
-    fast), and stops at the first open case: past it no negative is
-    possible, and the probe has already looked for positives.
+    A probe pass tries a few flats of every level for a positive (within a
+    share of the time, or all of it when some level has too many flats to
+    complete, since then only a positive can come); the complete pass then
+    examines every flat, rank levels first (they fail fast), and stops at
+    the first open case: past it no negative is possible, and the probe has
+    already looked for positives.
     """
     s, d = data.spare, data.d
     if s < 0:
@@ -186,22 +188,16 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     rng = np.random.default_rng(tuning.seed)
     levels = [Level(u, (s - u) // 2) for u in levels_of(s, top)]
     plans = {id(level): _flats(data, level.u, top, tuning, rng) for level in levels}
-    probing = budget.within(budget.share(tuning.probe_share))
-    for level in sorted(levels, key=lambda item: item.q):
-        complete, bases = plans[id(level)]
-        for basis in bases[: tuning.probe_flats]:
-            if probing.expired():
-                break
-            flipped, how = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
-            if flipped is not None:
-                return Absorbable(Plan(basis, flipped, level.q), tuple(levels))
-            if complete and how in REFUTED:
-                level.flats += 1
-                level.refuted[how] = level.refuted.get(how, 0) + 1
-                level.done.add(tuple(basis))
-        if not complete:
+    for level in levels:
+        if not plans[id(level)][0]:
             level.open.append(f"more than {tuning.max_flats} flats")
-    if any(level.open for level in levels):
+    negative_possible = not any(level.open for level in levels)
+    # With a level that cannot be completed only a positive can come: the probe may use all the time.
+    probing = budget.within(budget.share(tuning.probe_share)) if negative_possible else budget
+    plan = _probe(data, levels, plans, probing, tuning)
+    if plan is not None:
+        return Absorbable(plan, tuple(levels))
+    if not negative_possible:
         return Undecided(tuple(levels))
     for level in sorted(levels, key=lambda item: (item.q == 0, len(plans[id(item)][1]))):
         rest = [basis for basis in plans[id(level)][1] if tuple(basis) not in level.done]
@@ -211,6 +207,23 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
         if level.open:
             return Undecided(tuple(levels))
     return NotAbsorbable(tuple(levels))
+
+
+def _probe(data: ClassData, levels: list, plans: dict, probing: Budget, tuning: DegenerateTuning) -> Plan | None:
+    """Try the first flats of every level (q = 0 first) for a positive; record the flats it refutes."""
+    for level in sorted(levels, key=lambda item: item.q):
+        complete, bases = plans[id(level)]
+        for basis in bases[: tuning.probe_flats]:
+            if probing.expired():
+                return None
+            flipped, how = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
+            if flipped is not None:
+                return Plan(basis, flipped, level.q)
+            if complete and how in REFUTED:
+                level.flats += 1
+                level.refuted[how] = level.refuted.get(how, 0) + 1
+                level.done.add(tuple(basis))
+    return None
 
 
 def levels_of(s: int, top: int) -> list[int]:
