@@ -20,8 +20,10 @@ over all blocks and over the degenerate ones.
 Usage::
 
     python benchmarks/degenerate_survey.py --seeds 4 --time-limit 30 --jobs 2 --out benchmarks/degenerate_survey.json
+    python benchmarks/degenerate_survey.py --compare before.json after.json
 
-The same arguments always draw the same blocks.
+The same arguments always draw the same blocks. ``--compare`` runs nothing:
+it prints two runs' tables side by side (unknowns, median and max seconds).
 """
 
 from __future__ import annotations
@@ -141,6 +143,23 @@ def table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def compare(before_path: str, after_path: str) -> str:
+    """Two runs side by side, cell by cell: unknowns, median and max seconds of the whole decision."""
+    before, after = (json.loads(Path(path).read_text()) for path in (before_path, after_path))
+    lines = [f"before: {before.get('commit')} ({before.get('label', '')}); after: {after.get('commit')} ({after.get('label', '')})",
+             "| cell | blocks | degenerate | unknown before → after | median s before → after | max s before → after "
+             "| degenerate median s before → after | degenerate max s before → after |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, old in before["summary"].items():
+        new = after["summary"].get(name)
+        if new is None:
+            continue
+        lines.append(f"| {name} | {old['blocks']} | {old['degenerate']} | {old['unknown']} → {new['unknown']} "
+                     f"| {old['median_s']} → {new['median_s']} | {old['max_s']} → {new['max_s']} "
+                     f"| {old['degenerate_median_s']} → {new['degenerate_median_s']} | {old['degenerate_max_s']} → {new['degenerate_max_s']} |")
+    return "\n".join(lines)
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -161,7 +180,12 @@ def main(argv=None) -> int:
     parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per block (default 30)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", help="write the summary and every record as JSON here")
+    parser.add_argument("--label", default="", help="free text stored with the run (what code it measured)")
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="print two runs' tables side by side and exit")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(*args.compare))
+        return 0
     if "-" in args.d:
         low, high = (int(v) for v in args.d.split("-"))
         dims = list(range(low, high + 1))
@@ -183,7 +207,7 @@ def main(argv=None) -> int:
     records.sort(key=lambda r: (r["R"], r["d"], r["k"], r["rep"]))
     summary = summarise(records)
     report = {"command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
-              "commit": _commit(), "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+              "commit": _commit(), "label": args.label, "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
               "wall_seconds": round(wall, 1), "options": dict(options, d=dims, ranges=ranges, multipliers=multipliers, seeds=args.seeds),
               "summary": summary}
     if args.out:

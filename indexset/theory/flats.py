@@ -133,10 +133,12 @@ class Level:
 
     @property
     def state(self) -> str:
-        """``refuted`` (every flat examined and refuted), ``open`` or ``not reached``."""
+        """``refuted`` (every flat examined and refuted), ``open``, ``probed`` (some flats, by the probe) or ``not reached``."""
         if self.open:
             return "open"
-        return "refuted" if self.reached else "not reached"
+        if self.reached:
+            return "refuted"
+        return "probed" if self.flats else "not reached"
 
     def to_json(self) -> dict:
         """The level as a JSON-ready dict."""

@@ -238,6 +238,24 @@ def test_verdicts_are_invariant_under_rewriting_the_same_function():
     assert checked >= 25 and min(verdicts.values()) >= 5, verdicts
 
 
+@pytest.mark.slow
+def test_survey_sized_verdicts_are_invariant_too():
+    """The same check on blocks of the survey's family (d = 5, 6; n = 4d; ternary and [−2, 2])."""
+    rng = np.random.default_rng(19)
+    checked = 0
+    for trial in range(12):
+        d = 5 + trial % 2
+        instance = low_precision(rng, d, 4 * d, bound=1 + (trial // 2) % 2)
+        if find_degeneracy(instance).nondegenerate:
+            continue
+        first = decide_degenerate(instance)
+        assert first.decided, first.reason
+        again = decide_degenerate(rewritten(instance, rng))
+        assert again.status == first.status
+        checked += 1
+    assert checked >= 4
+
+
 def test_rewriting_keeps_the_function():
     """The rewriting used above is the same function (else the invariance test would prove nothing)."""
     rng = np.random.default_rng(12)
@@ -319,6 +337,23 @@ def test_the_solver_reaches_the_same_verdicts():
         assert (result.status == "absorbable") == section_7_reference(instance)
         by_section_7 += 1
     assert by_section_7 >= 4
+
+
+def test_flats_are_counted_once_per_span():
+    """Lines e1, e2, e1 + e2, e3 span four planes, not six: {e1, e2} holds e1 + e2 (MATH.md §7.2: only V matters)."""
+    up = np.array([[1, 0, 0], [2, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 3]])  # two merges: s = 2
+    rng = np.random.default_rng(18)
+    negatives = 0
+    for _ in range(12):
+        instance = Instance(up, rng.integers(-2, 3, size=(3, 6)))
+        result = decide_degenerate(instance)
+        assert (result.status == "absorbable") == section_7_reference(instance)
+        if result.status == "not_absorbable" and result.stages["classes"] == 4:
+            planes = next(level for level in result.stages["levels"] if level["u"] == 2)
+            assert planes["state"] == "refuted" and planes["flats"] == 4
+            assert result.certificate["levels"] == result.stages["levels"]
+            negatives += 1
+    assert negatives >= 5
 
 
 def test_units_are_counted_once_per_class_whatever_their_order():
