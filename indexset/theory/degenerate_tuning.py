@@ -21,10 +21,14 @@ class DegenerateTuning:
     """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
     max_combinations: int = 1 << 22
     """Most coefficient vectors screened one by one for a rank ≤ q sub-case (q ≥ 1)."""
+    screens: int = 2
+    """Random projections mod 2³¹ − 1 a coefficient vector must pass before its exact rank check."""
     max_meet: int = 1 << 26
     """Most table entries (both halves, every subspace mod p) of the meet in the middle of a rank sub-case."""
     meet_rows: int = 1 << 20
     """Most rows of one half's table in the meet in the middle (int8 residues: tens of megabytes at most)."""
+    check_weight: int = 2000
+    """Table entries one exact check of a modular match is counted as, when the meet chooses its prime."""
     chunk: int = 1 << 15
     """Coefficient vectors screened per vectorised batch."""
     brute_width: int = 14

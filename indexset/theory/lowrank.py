@@ -40,9 +40,6 @@ from indexset.theory.degenerate_tuning import DegenerateTuning
 PRIME = 2_147_483_647
 """The modulus of the filter (2³¹ − 1: products of two residues fit int64)."""
 
-SCREENS = 2
-"""Independent random projections a coefficient vector must pass before the exact check."""
-
 
 @dataclass(frozen=True)
 class Group:
@@ -177,8 +174,8 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
     if rank_bound(question) > question.q:
         return RankAnswer("refuted", None, "bound")
     if combinations(groups) <= tuning.max_combinations:
-        return _enumerate(question, groups, base, tuning.chunk, np.random.default_rng(tuning.seed), budget)
-    for plan in meet_plans(question, groups, tuning.meet_rows):
+        return _enumerate(question, groups, base, tuning, budget)
+    for plan in meet_plans(question, groups, tuning.meet_rows, tuning.check_weight):
         if plan.entries > tuning.max_meet:
             break
         answer = _meet(question, groups, base, plan, tuning, budget)
@@ -188,10 +185,11 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
 
 
 # ------------------------------------------------------------ enumeration
-def _enumerate(question: RankQuestion, groups: list, base, chunk: int, rng, budget: Budget) -> RankAnswer:
+def _enumerate(question: RankQuestion, groups: list, base, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:
     """Screen every coefficient vector mod p; check the survivors exactly."""
+    rng, chunk = np.random.default_rng(tuning.seed), tuning.chunk
     k = question.q + 1
-    screens = [_projection(question, groups, k, rng) for _ in range(SCREENS)]
+    screens = [_projection(question, groups, k, rng) for _ in range(tuning.screens)]
     inner, outer = _split(groups, chunk)
     inner_values = _value_table([groups[g] for g in inner])  # N × |inner| coefficients
     inner_sums = [_table_sums(screen, inner, inner_values) for screen in screens]
@@ -279,9 +277,6 @@ MEET_PRIMES = (2, 3, 5, 7, 11, 13)
 UNSPLIT = "every term vanishes mod p on one subspace"
 """Why a prime cannot split a question (the next prime is tried)."""
 
-CHECK_WEIGHT = 2_000
-"""Table entries one exact check of a modular match costs, for choosing the prime."""
-
 
 @dataclass(frozen=True)
 class MeetPlan:
@@ -305,7 +300,7 @@ class MeetPlan:
     entries: int
 
 
-def meet_plans(question: RankQuestion, groups: list, max_rows: int) -> list[MeetPlan]:
+def meet_plans(question: RankQuestion, groups: list, max_rows: int, check_weight: int) -> list[MeetPlan]:
     """The primes for :func:`_meet`, cheapest first (none when a half's table would exceed ``max_rows``)."""
     transpose = question.w < question.d
     size, other = (question.w, question.d) if transpose else (question.d, question.w)
@@ -319,7 +314,7 @@ def meet_plans(question: RankQuestion, groups: list, max_rows: int) -> list[Meet
     for p in MEET_PRIMES:
         subspaces = _gaussian_binomial(size, question.q, p)
         matches = subspaces * n1 * n2 / p ** equations
-        plans.append((subspaces * (n1 + n2) + matches * CHECK_WEIGHT, MeetPlan(p, transpose, subspaces, subspaces * (n1 + n2))))
+        plans.append((subspaces * (n1 + n2) + matches * check_weight, MeetPlan(p, transpose, subspaces, subspaces * (n1 + n2))))
     return [plan for _, plan in sorted(plans, key=lambda item: item[0])]
 
 
