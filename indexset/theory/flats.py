@@ -14,7 +14,8 @@ Q_V a basis of V^⊥ (MATH.md §7.2). The analysis, in the order it runs:
    directions) need examining; the other levels are dominated.
 3. *Sub-cases* (V, q): q = 0 is a 0/1 linear system, decided by
    :func:`indexset.search.decide.decide_system`; q ≥ 1 is a rank question
-   (:mod:`indexset.theory.lowrank`): the rank bound, then enumeration.
+   (:mod:`indexset.theory.lowrank`): the rank bound, then screening every
+   sign vector, or the meet in the middle mod a small prime.
 
 A level whose flats are too many to examine, or a sub-case past its
 budget, is *open*; the outcome names each open case.
@@ -49,7 +50,7 @@ class ClassData:
     lines : list of tuple of int
         Primitive integer directions p_K (positive multiples of ρ_K).
     columns : list of tuple of int
-        e_K = D·c·E_K/λ_K where ρ_K = λ_K·p_K.
+        e_K = D·c·λ_K·E_K where ρ_K = λ_K·p_K (so c·E_K·ρ_Kᵀ = e_K·p_Kᵀ / D).
     linear : list of list of int
         D·L.
     d, spare : int
@@ -114,7 +115,7 @@ class Level:
     flats : int
         Flats examined.
     refuted : dict
-        Flats refuted, by how (``system``, ``bound``, ``enumeration``, ``constant``).
+        Flats refuted, by how (``system``, ``bound``, ``enumeration``, ``meet``, ``constant``).
     open : list
         Why the level is not complete (empty when it is).
     done : set
