@@ -1,8 +1,10 @@
 """Pruning before search: fixings, rank feasibility, independent components.
 
-Thin, validating wrappers: the interval propagation itself is the Numba
-kernel :func:`indexset.native.prune.propagate_bounds`, run as Python source
-on small systems.
+Thin, validating wrappers: the interval propagation is the Numba kernel
+:func:`indexset.native.prune.propagate_bounds` on large systems, and its
+vectorised NumPy form (:func:`propagate_vectorized`) on the others, which
+then never load Numba. Interval propagation is monotone, so both reach the
+same fixpoint: the same fixings, or both a row that cannot be met.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import numpy as np
 from indexset.native.prune import propagate_bounds
 from indexset.search.system import System
 
-INTERPRETED_CELLS = 1024
-"""Systems with at most this many coefficients run the propagation kernel's
-Python source, which on small systems takes less than loading Numba; each
-round costs time per coefficient, and a system built to fix one unit a
-round needs up to n rounds, hence the small cap (BENCHMARKS.md)."""
+VECTORIZED_CELLS = 1 << 18
+"""Systems with at most this many coefficients are propagated by NumPy,
+larger ones by the compiled kernel (each NumPy round costs time per
+coefficient, and a system built to fix one unit a round needs up to n
+rounds; on the systems below the cap that stays under Numba's load)."""
 
 
 @dataclass
@@ -59,20 +61,61 @@ def row_bounds(system: System) -> tuple[np.ndarray, np.ndarray]:
     return t - slack, t + slack
 
 
-def prune(system: System) -> Pruning:
+def prune(system: System, vectorized_cells: int = VECTORIZED_CELLS) -> Pruning:
     """Interval propagation to a fixpoint, then the component split.
 
     Skipped (nothing fixed) when int64 could overflow; the search engines
-    work with exact integers either way.
+    work with exact integers either way. Systems of at most
+    ``vectorized_cells`` coefficients are propagated by NumPy, larger ones
+    by the compiled kernel (the same fixpoint either way).
     """
     fixed = np.full(system.n, -1, dtype=np.int8)
     if system.m and system.fits_int64() and (system.slack is None or all(abs(int(s)) < 2**60 for s in system.slack)):
         low, high = row_bounds(system)
-        propagate = propagate_bounds.py_func if system.M.size <= INTERPRETED_CELLS else propagate_bounds
+        propagate = propagate_vectorized if system.M.size <= vectorized_cells else propagate_bounds
         outcome = propagate(system.M.astype(np.int64), low, high, fixed)
         if outcome < 0:
             return Pruning(fixed, True, "interval propagation: some equation's range over the box cannot reach its right-hand side")
     return Pruning(fixed, components=components(system, fixed))
+
+
+def propagate_vectorized(M: np.ndarray, low: np.ndarray, high: np.ndarray, fixed: np.ndarray) -> int:
+    """:func:`indexset.native.prune.propagate_bounds` in NumPy: every row at once, a round at a time.
+
+    A round takes each row's range over the box given the fixings so far,
+    and fixes every free unit that one row's range forces (a unit forced to
+    both values by two rows, or to neither by one, proves the system
+    infeasible). Parameters and return value as the kernel's; the caller
+    guarantees int64 cannot overflow.
+    """
+    newly = 0
+    nonzero = M != 0
+    while True:
+        free = fixed < 0
+        base = M[:, ~free] @ fixed[~free].astype(np.int64)
+        lo_sum = base + np.where(M < 0, M, 0)[:, free].sum(axis=1)
+        hi_sum = base + np.where(M > 0, M, 0)[:, free].sum(axis=1)
+        if (lo_sum > high).any() or (hi_sum < low).any():
+            return -1
+        A = M[:, free]
+        # Each row's range with unit i left out, then with z_i = 1 or 0 (columns: the free units).
+        lo_free = lo_sum[:, None] - np.minimum(A, 0)
+        hi_free = hi_sum[:, None] - np.maximum(A, 0)
+        one_ok = (lo_free + A <= high[:, None]) & (hi_free + A >= low[:, None])
+        zero_ok = (lo_free <= high[:, None]) & (hi_free >= low[:, None])
+        active = nonzero[:, free]
+        if (active & ~one_ok & ~zero_ok).any():
+            return -1
+        to_one = (active & one_ok & ~zero_ok).any(axis=0)
+        to_zero = (active & zero_ok & ~one_ok).any(axis=0)
+        if (to_one & to_zero).any():
+            return -1
+        if not (to_one | to_zero).any():
+            return newly
+        columns = np.flatnonzero(free)
+        fixed[columns[to_one]] = 1
+        fixed[columns[to_zero]] = 0
+        newly += int(to_one.sum() + to_zero.sum())
 
 
 def no_pruning(system: System) -> Pruning:
