@@ -13,7 +13,9 @@ or a solvediophant input file with every bound 1):
   Gaussian-heuristic size and the Knuth estimate of its tree, and a
   complete walk of the tree on one thread by the engine's kernel for at
   most ``--walk-seconds`` (nodes, nodes per CPU second, solutions, and
-  whether the walk ended); with ``--sd-log``, the Gaussian-heuristic size
+  whether the walk ended); ``--reduction self-dual`` or ``slide`` puts
+  fpylll's self-dual BKZ or slide reduction in place of the engine's BKZ;
+  with ``--sd-log``, the Gaussian-heuristic size
   of solvediophant's reduced lattice, read from its log, beside them.
 
 It reads the engine's internals and changes nothing.
@@ -78,8 +80,35 @@ def decide(system, count: bool, block: int | None, workers: int, time_limit: flo
     return record
 
 
-def trees(system, blocks: list[int], walk_seconds: float, seed: int) -> list[dict]:
-    """For each block: the basis built as the engine builds it, its score and estimate, a timed complete walk."""
+VARIANTS = ("engine", "self-dual", "slide")
+"""How ``trees`` reduces: as the engine does (LLL, then fpylll's BKZ, at most
+8 tours, auto-abort), or the engine's LLL followed by fpylll's self-dual
+BKZ or slide reduction (8 tours) in place of its BKZ."""
+
+
+def build(reduction, block: int, variant: str):
+    """The kernel lattice with the target outside, reduced by ``variant`` (see :data:`VARIANTS`)."""
+    from indexset.search.engines import lattice as engine
+
+    if variant == "engine" or block < 3:
+        return engine.build_lattice(reduction, block)
+    import flint
+    from fpylll import BKZ, IntegerMatrix
+
+    n, K = reduction.n, reduction.kernel
+    rows = flint.fmpz_mat([[2 * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])]).lll(delta=0.99)
+    A = IntegerMatrix.from_matrix([[int(rows[r, c]) for c in range(rows.ncols())] for r in range(rows.nrows())])
+    flags = BKZ.SD_VARIANT if variant == "self-dual" else BKZ.SLD_RED
+    BKZ.reduction(A, BKZ.Param(block_size=min(block, A.nrows), max_loops=8, flags=flags | BKZ.MAX_LOOPS))
+    basis = np.array([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)], dtype=object).reshape(A.nrows, A.ncols).T
+    target = engine._babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
+    lattice = engine.Lattice(basis, -target, n, False)
+    engine._float_data(lattice)
+    return lattice
+
+
+def trees(system, blocks: list[int], walk_seconds: float, seed: int, variant: str = "engine") -> list[dict]:
+    """For each block: the basis built as the engine builds it (or by ``variant``), its score and estimate, a timed complete walk."""
     from indexset.search.engines import lattice as engine
     from indexset.search.reduce import reduce_system
 
@@ -91,15 +120,16 @@ def trees(system, blocks: list[int], walk_seconds: float, seed: int) -> list[dic
     out = []
     for block in blocks:
         began, began_cpu = time.perf_counter(), time.thread_time()
-        lattice = engine.build_lattice(reduction, block)
+        lattice = build(reduction, block, variant)
         basis_s, basis_cpu = time.perf_counter() - began, time.thread_time() - began_cpu
-        record = {"bkz": block, "reduce_s": round(reduce_s, 3), "rank": reduction.rank, "kernel_dimension": reduction.kernel_dimension,
+        record = {"bkz": block, "reduction": variant, "reduce_s": round(reduce_s, 3), "rank": reduction.rank, "kernel_dimension": reduction.kernel_dimension,
                   "basis_s": round(basis_s, 3), "basis_cpu_s": round(basis_cpu, 3), "lattice_dim": lattice.D, "problem": lattice.problem}
         if lattice.problem or lattice.infeasible or lattice.D == 0:
             out.append(record)
             continue
         rr = lattice.arrays["rr"]
         record["score"] = round(engine.profile_score(lattice), 3)
+        record["radius2"] = round(float(lattice.arrays["radius2"]), 3)
         record["log10_gaussian_nodes"] = log10_gaussian_nodes(rr, lattice.arrays["radius2"])
         record["rr"] = [round(float(v), 3) for v in rr]
         record["log2_gs_first_last"] = [round(0.5 * float(np.log2(rr[0])), 3), round(0.5 * float(np.log2(rr[-1])), 3)]
@@ -162,6 +192,7 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", default=str(os.cpu_count() or 1), help="comma list of thread counts (decide)")
     parser.add_argument("--count", action="store_true", help="count every solution (decide)")
     parser.add_argument("--time-limit", type=float, help="seconds per decide call")
+    parser.add_argument("--reduction", choices=VARIANTS, default="engine", help="how trees reduces the basis (default: as the engine does)")
     parser.add_argument("--walk-seconds", type=float, default=120.0, help="most seconds of each complete walk (trees)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sd-log", type=Path, help="solvediophant's stderr on the same file: its reduced lattice's Gaussian-heuristic tree beside the engine's (trees)")
@@ -180,7 +211,7 @@ def main(argv=None) -> int:
                 records.append(record)
                 print(json.dumps(record, default=str), flush=True)
     else:
-        records = trees(system, [20 if b is None else b for b in blocks], args.walk_seconds, args.seed)
+        records = trees(system, [20 if b is None else b for b in blocks], args.walk_seconds, args.seed, args.reduction)
         if args.sd_log:
             records.append(sd_profile(args.sd_log))
             print(json.dumps({k: v for k, v in records[-1].items() if k != "rr"}), flush=True)

@@ -67,6 +67,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -229,7 +230,7 @@ def timed(commands: list[list[str]], timeout: float, folder: Path) -> dict:
     exit code, stdout and stderr.
     """
     start = time.perf_counter()
-    before = os.times()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     outs = [(folder / f"out{k}.txt", folder / f"err{k}.txt") for k in range(len(commands))]
     processes = []
     for argv, (out, err) in zip(commands, outs):
@@ -262,8 +263,8 @@ def timed(commands: list[list[str]], timeout: float, folder: Path) -> dict:
         if process.poll() is None:
             process.kill()
         process.wait()
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # microseconds (os.times counts clock ticks)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     runs = [{"code": codes[k], "stdout": outs[k][0].read_text(errors="replace"), "stderr": outs[k][1].read_text(errors="replace")} for k in range(len(processes))]
     chosen = runs[decisive] if decisive is not None else {"code": None, "stdout": "", "stderr": ""}
     return {"wall_s": wall, "cpu_s": cpu, **chosen, "decided_by": decisive, "argv": commands[decisive] if decisive is not None else None}
@@ -272,8 +273,8 @@ def timed(commands: list[list[str]], timeout: float, folder: Path) -> dict:
 def _decisive(argv: list[str], code: int, out: Path, err: Path) -> bool:
     """A solvediophant process answered: it printed a solution, or its search was complete."""
     text = err.read_text(errors="replace")
-    if code in (8, 9) or re.search(r"^[\d ]+$", out.read_text(errors="replace"), re.M):
-        return True
+    if code in (2, 8, 9) or re.search(r"^[\d ]+$", out.read_text(errors="replace"), re.M):
+        return True  # 2: no solution over the reals, proved before any search
     lds = any(arg.startswith("-lds") for arg in argv)
     return not lds or "No more discrepancies possible" in text
 
@@ -314,10 +315,12 @@ def sd_answer(run: dict, M, t, count: bool) -> dict:
             answer["count"] = int(total.group(1))
             answer["printed"] = len(vectors)
         return answer
+    if run["code"] == 2 or "System not solvable" in run["stderr"]:  # proved before any search
+        return {"status": "unsat", "count": 0, **extra}
     lds = any(arg.startswith("-lds") for arg in run.get("argv") or [])
     if lds and "No more discrepancies possible" not in run["stderr"]:
         return {"status": "unknown (LDS incomplete)", **extra}
-    if run["code"] == 2 or (total and int(total.group(1)) == 0) or "System not solvable" in run["stderr"]:
+    if total and int(total.group(1)) == 0:
         return {"status": "unsat", "count": 0, **extra}
     return {"status": f"unknown (exit {run['code']})", **extra}
 
