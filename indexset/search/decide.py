@@ -80,26 +80,10 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
     """
     budget = budget or Budget.of(time_limit, stop)
     run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options or {})
-    with _one_blas_thread():
-        result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
+    result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
     result.time_s = budget.elapsed()
     result.stages = dict(run.stages, **result.stages)
     return result
-
-
-def _one_blas_thread():
-    """BLAS on one thread while a 0/1 system is decided.
-
-    Its linear algebra is small (QR and least squares of one basis, the
-    NumPy walk's products over a chunk of nodes), where a BLAS thread pool
-    costs more to wake than the work (BENCHMARKS.md, "One BLAS thread"),
-    and the engines' own threads already use the cores. The limit is the
-    process's while the block runs (BLAS has no per-thread setting);
-    nested decisions keep it.
-    """
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 class _Decision:

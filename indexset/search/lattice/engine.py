@@ -99,6 +99,29 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     decided = answers.by_algebra(job)
     if decided is not None:
         return decided
+    with _one_blas_thread():
+        return _search_lattice(job, workers, cluster, plan)
+
+
+def _one_blas_thread():
+    """BLAS on one thread while the engine searches.
+
+    Its linear algebra is small (QR and least squares of one basis, the
+    NumPy walk's products over a chunk of nodes), where waking a BLAS
+    thread pool costs more than the work (BENCHMARKS.md, "One BLAS
+    thread"), and the engine's own threads already use the cores. The
+    limit holds for the process while the search runs (BLAS has no
+    per-thread setting).
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
+    """The search once exact algebra has left a lattice to walk (steps 2–5 of the module's plan)."""
+    system, reduction, budget, tuning, find_all, progress = job.system, job.reduction, job.budget, job.tuning, job.find_all, job.progress
+    bkz_block = job.bkz_block
     trace = Trace(reduction.stages())
     prepared = time.perf_counter()
     small = small_tree_answer(job)
