@@ -614,3 +614,22 @@ def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis():
     choice = lattice.choose_lattice(job, lll, reduced, True)
     best, facts, bases = choice.lattice, choice.facts, choice.bases
     assert best is lll and bases == [lll] and facts["bkz"].startswith("skipped (the LLL tree")
+
+
+def test_leaves_decode_the_same_in_int64_and_in_python_integers():
+    """decode's int64 path (exact lattices, x within the dual bounds) against its Python-integer path, on every leaf of a walk."""
+    import copy
+
+    from indexset.search.lattice import MARGIN, build_lattice, decode
+    from indexset.search.lattice.breadth import walk_breadth_first
+
+    rng = np.random.default_rng(11)
+    system, support = planted_system(rng, 3, 30, 0, 30, 12)
+    lattice = build_lattice(reduce_system(system.M, system.t))
+    assert lattice.exact
+    leaves, _ = walk_breadth_first(lattice.data, 10**7, MARGIN)
+    python_ints = copy.copy(lattice)
+    python_ints.exact = False
+    decoded = [decode(lattice, x, system) for x in leaves]
+    assert decoded == [decode(python_ints, x, system) for x in leaves]
+    assert support in decoded and len(leaves) > 1

@@ -213,9 +213,18 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
 
 
 def decode(lattice: Lattice, x: np.ndarray, system: System) -> list[int] | None:
-    """Exact vector ``B x``; the support of its z if it is a solution, else None."""
-    coeffs = [int(v) for v in x]
-    vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) + int(lattice.offset[r]) for r in range(lattice.N)]
+    """Exact vector ``B x + offset``; the support of its z if it is a solution, else None.
+
+    In int64 when the lattice is ``exact`` and x lies within its dual
+    bounds (every leaf of a walk does): ``_float_data`` proved that no sum
+    can then overflow. Otherwise in Python integers.
+    """
+    data = lattice.data
+    if lattice.exact and data is not None and len(x) and bool(((x >= data.ylo) & (x <= data.yhi)).all()):
+        vector = (data.basis @ np.asarray(x, dtype=np.int64) + data.offset).tolist()
+    else:
+        coeffs = [int(v) for v in x]
+        vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) + int(lattice.offset[r]) for r in range(lattice.N)]
     if any(v not in (1, -1) for v in vector):
         return None
     s = vector[-1] if lattice.symmetric else 1
