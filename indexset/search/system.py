@@ -64,10 +64,27 @@ class System:
         return self.max_abs() * (self.n + 2) < 2**62
 
     def residual(self, support) -> np.ndarray:
-        """Exact ``M z − t`` for the 0/1 vector with this support."""
+        """Exact ``M z − t`` for the 0/1 vector with this support.
+
+        In int64 when every partial row sum fits (:meth:`fits_int64`, checked
+        once per system), else in Python integers.
+        """
+        columns = list(support)
+        narrow = self._int64_copy()
+        if narrow is not None:
+            M64, t64 = narrow
+            return M64[:, columns].sum(axis=1) - t64
         z = np.zeros(self.n, dtype=object)
-        z[list(support)] = 1
+        z[columns] = 1
         return self.M.dot(z) - self.t
+
+    def _int64_copy(self):
+        """``(M, t)`` as int64 when :meth:`fits_int64`, else None (computed once; M and t are not changed after building)."""
+        cached = self.__dict__.get("_narrow", False)
+        if cached is False:
+            cached = (self.M.astype(np.int64), self.t.astype(np.int64)) if self.fits_int64() else None
+            self.__dict__["_narrow"] = cached
+        return cached
 
     def is_solution(self, support) -> bool:
         """Whether the support satisfies every row exactly (within slack)."""
