@@ -17,7 +17,8 @@ It checks every file's answer (the same status, each solution solves the
 file's system exactly, equal counts) and reports, per program, the wall and
 CPU time of the whole batch and per file, and the median over repetitions
 of the per-pair ratio indexset / solvediophant, against the setting with
-the smallest batch time.
+the smallest batch time; then indexset's slowest files (its own in-process
+``time_s``) beside solvediophant's per-process times for them.
 
     python benchmarks/batch_versus.py --solvediophant /path/to/sd2 --repeat 3 \\
         --files QOBLIB/01-marketsplit/instances/ms_0[3-7]_*.dat Tests/KM_Id9_t2_k3.txt ... --json batch.json
@@ -55,7 +56,8 @@ def indexset_answers(run: dict, systems: dict, count: bool) -> dict:
         if name not in systems:
             continue
         status = payload["status"]
-        answer = {"status": "sat" if status == "feasible" else "unsat" if status == "infeasible" else status, "count": payload.get("count")}
+        answer = {"status": "sat" if status == "feasible" else "unsat" if status == "infeasible" else status, "count": payload.get("count"),
+                  "time_s": payload.get("time_s")}
         if status == "feasible" and not count:
             A, b = systems[name]
             answer["checked"] = all_solve(A, b, [payload["solution"]])
@@ -112,7 +114,7 @@ def main(argv=None) -> int:
                 run = timed(_sd_commands(sd, setting, args.count, Path(name), folder, str(k)), args.timeout, folder)
                 wall, cpu = wall + run["wall_s"], cpu + run["cpu_s"]
                 A, b = systems[name]
-                answers[name] = sd_answer(run, A, b, args.count)
+                answers[name] = {**sd_answer(run, A, b, args.count), "wall_s": round(run["wall_s"], 4)}
             result[setting] = {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "files": answers}
         reps.append(result)
         print(f"repetition {rep + 1}: indexset {result['indexset']['wall_s']:.3f} s; " + "; ".join(f"sd2[{s or 'defaults'}] {result[s]['wall_s']:.3f} s" for s in settings), flush=True)
@@ -137,6 +139,12 @@ def main(argv=None) -> int:
         label = (setting or "defaults").replace("|", "\\|") + (" (best)" if setting == best else "")
         answers = "agree" if not s["differ"] else "**DIFFER**: " + ", ".join(Path(n).name for n in s["differ"])
         print(f"| `{label}` | {s['indexset_wall']:.3f} | {s['indexset_wall'] / k:.4f} | {s['sd_wall']:.3f} | {s['sd_wall'] / k:.4f} | {s['ratio_wall']:.2f} | {s['ratio_cpu']:.2f} | {answers} |")
+    slowest = sorted(files, key=lambda name: -statistics.median(r["indexset"]["files"][name].get("time_s") or 0.0 for r in reps))[:10]
+    print("\nindexset's slowest files (median in-process seconds) beside solvediophant's per-process wall (median), each setting:")
+    for name in slowest:
+        ours = statistics.median(r["indexset"]["files"][name].get("time_s") or 0.0 for r in reps)
+        theirs = "  ".join(f"{statistics.median(r[s]['files'][name]['wall_s'] for r in reps):.3f}" for s in settings)
+        print(f"  {Path(name).name:28} {ours:8.3f}   {theirs}")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": dict(zip(("sysname", "nodename", "release", "version", "machine"), os.uname())), "cpus": os.cpu_count(),
                                                "argv": sys.argv, "indexset_command": ours, "files": files, "best_setting": best, "summary": summary, "repetitions": reps}, indent=1) + "\n")

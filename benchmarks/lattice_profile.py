@@ -80,18 +80,55 @@ def decide(system, count: bool, block: int | None, workers: int, time_limit: flo
     return record
 
 
+class Engine:
+    """The lattice engine's internals this script reads, in either layout.
+
+    The one-module engine (``indexset.search.engines.lattice``, up to
+    00a3053) and the lattice package (``indexset.search.lattice``) name
+    them differently; read-only use of both.
+    """
+
+    def __init__(self) -> None:
+        try:
+            from indexset.search.lattice import basis, choose, tuning, walk
+        except ImportError:
+            from indexset.search.engines import lattice as old
+
+            self.old, self.basis, self.score, self.probes = old, old, old.profile_score, old.ESTIMATE_PROBES
+            return
+        self.old, self.basis, self.walk, self.score, self.probes = None, basis, walk, choose.profile_score, tuning.DEFAULT.estimate_probes
+
+    def rr(self, lattice) -> np.ndarray:
+        return lattice.arrays["rr"] if self.old else lattice.data.rr
+
+    def radius2(self, lattice) -> float:
+        return float(lattice.arrays["radius2"] if self.old else lattice.data.radius2)
+
+    def estimate(self, lattice, seed: int) -> float:
+        module = self.old or self.walk
+        return module.estimate_nodes(lattice, self.probes, seed)
+
+    def run(self, system, lattice, seconds: float):
+        """A complete walk's run (every solution) with its deadline, and the call that drives it."""
+        if self.old:
+            run = self.old._Run(system, lattice, True, time.perf_counter() + seconds, None)
+            return run, lambda: run.drive(run.new_state(), lattice.D, -1)
+        from indexset.budget import Budget
+
+        run = self.walk.Run(system, lattice, True, Budget.of(seconds))
+        return run, lambda: run.drive(lattice.new_walk(), lattice.D, -1)
+
+
 VARIANTS = ("engine", "self-dual", "slide")
 """How ``trees`` reduces: as the engine does (LLL, then fpylll's BKZ, at most
 8 tours, auto-abort), or the engine's LLL followed by fpylll's self-dual
 BKZ or slide reduction (8 tours) in place of its BKZ."""
 
 
-def build(reduction, block: int, variant: str):
+def build(engine: Engine, reduction, block: int, variant: str):
     """The kernel lattice with the target outside, reduced by ``variant`` (see :data:`VARIANTS`)."""
-    from indexset.search.engines import lattice as engine
-
     if variant == "engine" or block < 3:
-        return engine.build_lattice(reduction, block)
+        return engine.basis.build_lattice(reduction, block)
     import flint
     from fpylll import BKZ, IntegerMatrix
 
@@ -101,17 +138,17 @@ def build(reduction, block: int, variant: str):
     flags = BKZ.SD_VARIANT if variant == "self-dual" else BKZ.SLD_RED
     BKZ.reduction(A, BKZ.Param(block_size=min(block, A.nrows), max_loops=8, flags=flags | BKZ.MAX_LOOPS))
     basis = np.array([[int(A[r, c]) for c in range(A.ncols)] for r in range(A.nrows)], dtype=object).reshape(A.nrows, A.ncols).T
-    target = engine._babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
-    lattice = engine.Lattice(basis, -target, n, False)
-    engine._float_data(lattice)
+    target = engine.basis._babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
+    lattice = engine.basis.Lattice(basis, -target, n, False)
+    engine.basis._float_data(lattice)
     return lattice
 
 
 def trees(system, blocks: list[int], walk_seconds: float, seed: int, variant: str = "engine") -> list[dict]:
     """For each block: the basis built as the engine builds it (or by ``variant``), its score and estimate, a timed complete walk."""
-    from indexset.search.engines import lattice as engine
     from indexset.search.reduce import reduce_system
 
+    engine = Engine()
     began = time.perf_counter()
     M = np.array(system.M, dtype=object)
     t = np.array(system.t, dtype=object)
@@ -120,23 +157,23 @@ def trees(system, blocks: list[int], walk_seconds: float, seed: int, variant: st
     out = []
     for block in blocks:
         began, began_cpu = time.perf_counter(), time.thread_time()
-        lattice = build(reduction, block, variant)
+        lattice = build(engine, reduction, block, variant)
         basis_s, basis_cpu = time.perf_counter() - began, time.thread_time() - began_cpu
         record = {"bkz": block, "reduction": variant, "reduce_s": round(reduce_s, 3), "rank": reduction.rank, "kernel_dimension": reduction.kernel_dimension,
                   "basis_s": round(basis_s, 3), "basis_cpu_s": round(basis_cpu, 3), "lattice_dim": lattice.D, "problem": lattice.problem}
         if lattice.problem or lattice.infeasible or lattice.D == 0:
             out.append(record)
             continue
-        rr = lattice.arrays["rr"]
-        record["score"] = round(engine.profile_score(lattice), 3)
-        record["radius2"] = round(float(lattice.arrays["radius2"]), 3)
-        record["log10_gaussian_nodes"] = log10_gaussian_nodes(rr, lattice.arrays["radius2"])
+        rr, radius2 = engine.rr(lattice), engine.radius2(lattice)
+        record["score"] = round(engine.score(lattice), 3)
+        record["radius2"] = round(radius2, 3)
+        record["log10_gaussian_nodes"] = log10_gaussian_nodes(rr, radius2)
         record["rr"] = [round(float(v), 3) for v in rr]
         record["log2_gs_first_last"] = [round(0.5 * float(np.log2(rr[0])), 3), round(0.5 * float(np.log2(rr[-1])), 3)]
         began = time.perf_counter()
-        record["estimated_nodes"] = engine.estimate_nodes(lattice, engine.ESTIMATE_PROBES, seed)
+        record["estimated_nodes"] = engine.estimate(lattice, seed)
         record["estimate_s"] = round(time.perf_counter() - began, 3)
-        record.update(walk(system, lattice, walk_seconds))
+        record.update(walk(engine, system, lattice, walk_seconds))
         out.append(record)
         print(json.dumps({k: v for k, v in record.items() if k != "rr"}), flush=True)
     return out
@@ -172,13 +209,11 @@ def sd_profile(log: Path) -> dict:
             "rr": values[:-1]}
 
 
-def walk(system, lattice, seconds: float) -> dict:
+def walk(engine: Engine, system, lattice, seconds: float) -> dict:
     """The complete walk on one thread (every solution), for at most ``seconds``."""
-    from indexset.search.engines import lattice as engine
-
-    run = engine._Run(system, lattice, True, time.perf_counter() + seconds, None)
+    run, drive = engine.run(system, lattice, seconds)
     began, began_cpu = time.perf_counter(), time.thread_time()
-    done = run.drive(run.new_state(), lattice.D, -1)
+    done = drive()
     elapsed, cpu = time.perf_counter() - began, time.thread_time() - began_cpu
     return {"walk_nodes": run.nodes, "walk_s": round(elapsed, 3), "walk_cpu_s": round(cpu, 3), "nodes_per_cpu_s": round(run.nodes / max(cpu, 1e-9)),
             "walk_complete": bool(done), "walk_solutions": len(run.solutions)}
