@@ -275,13 +275,7 @@ def _flats(data: ClassData, u: int, top: int, tuning: DegenerateTuning, rng):
 def _all_flats(lines: list, first: dict, u: int, d: int) -> list:
     seen, bases = set(), []
     for combo in itertools.combinations(lines, u):
-        matrix = flint.fmpz_mat(u, d, [v for line in combo for v in line])
-        if matrix.rank() < u:
-            continue
-        key = _span_key(matrix)
-        if key not in seen:
-            seen.add(key)
-            bases.append([first[line] for line in combo])
+        _keep_new_flat(combo, first, d, seen, bases)
     return bases
 
 
@@ -290,14 +284,19 @@ def _probe_flats(lines: list, first: dict, u: int, d: int, tuning: DegenerateTun
     while len(bases) < tuning.probe_flats and attempts < 50 * tuning.probe_flats:
         attempts += 1
         combo = [lines[i] for i in sorted(rng.choice(len(lines), size=u, replace=False))]
-        matrix = flint.fmpz_mat(u, d, [v for line in combo for v in line])
-        if matrix.rank() < u:
-            continue
-        key = _span_key(matrix)
-        if key not in seen:
-            seen.add(key)
-            bases.append([first[line] for line in combo])
+        _keep_new_flat(combo, first, d, seen, bases)
     return bases
+
+
+def _keep_new_flat(combo, first: dict, d: int, seen: set, bases: list) -> None:
+    """Append the classes of ``combo`` to ``bases`` when its lines are independent and span a flat not ``seen`` yet."""
+    matrix = flint.fmpz_mat(len(combo), d, [v for line in combo for v in line])
+    if matrix.rank() < len(combo):
+        return
+    key = _span_key(matrix)
+    if key not in seen:
+        seen.add(key)
+        bases.append([first[line] for line in combo])
 
 
 def _span_key(matrix: flint.fmpz_mat) -> tuple:

@@ -89,7 +89,7 @@ def test_trials_without_a_solution_to_find_report_none_and_end_with_their_time()
     found, facts = lattice.pruned_passes(job, [], seconds=2.0, workers=2, trials=lattice.Trials(job, basis))
     assert found == [] and not facts["found"] and facts["passes"] == facts["trials"] >= 1
     assert reports and all(report["stage"] == "pruned passes" and report["trials"] >= 0 for report in reports)  # once a second
-    assert 2.0 <= facts["seconds"] < 30.0  # the budget ends them (one BKZ reduction and one walk may run past it)
+    assert facts["seconds"] >= 2.0  # the budget ends them, not the trials running out
 
 
 @pytest.mark.parametrize("hopeless", [False, True])
