@@ -50,6 +50,7 @@ def test_setup_commands_open_the_readme():
     assert lines[0].startswith("pip install . && indexset solve instances/")
     assert lines[1] == 'pip install ".[test]" && pytest -q -p no:cacheprovider'
     assert README.index("```bash") < README.index("\n## ")
+    assert README.split("\n", 1)[1].lstrip("\n").startswith("```bash\n")  # right under the title
 
 
 def test_readme_test_command_is_what_ci_runs():
