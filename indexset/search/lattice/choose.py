@@ -94,11 +94,11 @@ def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None
     cost = job.basis_seconds(lattice.D)
     free = tuning.kernel_load_seconds if loading and "estimated_nodes" not in facts else 0.0
     rng = np.random.default_rng(job.seed)  # one stream: the k-th candidate is the same in either phase
-    others, tried = _candidates(job, rng, _affordable(job, free, cost))
+    others, tried = _candidates(job, rng, _affordable(job, free, cost), 0)
     facts = _estimated(job, lattice, facts)
     predicted = job.node_seconds(facts["estimated_nodes"])
     spend = tuning.candidate_share * predicted if predicted < tuning.hopeless_seconds else 0.0
-    more, tried_more = _candidates(job, rng, _affordable(job, max(spend, free), cost) - tried)
+    more, tried_more = _candidates(job, rng, _affordable(job, max(spend, free), cost) - tried, tried)
     others, tried = others + more, tried + tried_more
     if not tried:
         return Choice(lattice, facts, [lattice])
@@ -115,14 +115,25 @@ def _affordable(job: Job, seconds: float, cost: float) -> int:
     return max(0, min(job.tuning.max_candidates - 1, int(seconds / cost)))
 
 
-def _candidates(job: Job, rng, count: int) -> tuple[list, int]:
-    """Up to ``count`` re-reduced bases from shuffled input orders: the searchable ones, and how many were tried."""
+def _candidates(job: Job, rng, count: int, before: int) -> tuple[list, int]:
+    """Up to ``count`` more candidate bases: the searchable ones, and how many were tried.
+
+    The first candidate of a search (``before`` = 0) is the default input
+    order reduced with the larger block ``stronger_block``, when that is
+    larger than the job's: BKZ-20 can miss short vectors a slightly larger
+    block finds, and the score then picks its much smaller tree. The others
+    are re-reduced bases of shuffled input orders.
+    """
     built, tried = [], 0
-    for _ in range(count):
+    stronger = job.tuning.stronger_block
+    for k in range(count):
         if job.budget.expired():
             break
         tried += 1
-        other = job.build(shuffle=rng)
+        if before + k == 0 and stronger > job.bkz_block:
+            other = job.build(bkz_block=stronger)
+        else:
+            other = job.build(shuffle=rng)
         if other.searchable:
             built.append(other)
     return built, tried
