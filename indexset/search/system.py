@@ -9,6 +9,7 @@ exactly, rounded down only where the left side is an integer).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -70,7 +71,7 @@ class System:
         once per system), else in Python integers.
         """
         columns = list(support)
-        narrow = self._int64_copy()
+        narrow = self._int64_copy
         if narrow is not None:
             M64, t64 = narrow
             return M64[:, columns].sum(axis=1) - t64
@@ -78,13 +79,10 @@ class System:
         z[columns] = 1
         return self.M.dot(z) - self.t
 
+    @functools.cached_property
     def _int64_copy(self):
         """``(M, t)`` as int64 when :meth:`fits_int64`, else None (computed once; M and t are not changed after building)."""
-        cached = self.__dict__.get("_narrow", False)
-        if cached is False:
-            cached = (self.M.astype(np.int64), self.t.astype(np.int64)) if self.fits_int64() else None
-            self.__dict__["_narrow"] = cached
-        return cached
+        return (self.M.astype(np.int64), self.t.astype(np.int64)) if self.fits_int64() else None
 
     def is_solution(self, support) -> bool:
         """Whether the support satisfies every row exactly (within slack)."""
