@@ -107,7 +107,7 @@ exact : bool
     Whether int64 leaf arithmetic cannot overflow (checked by the caller).
 """
 
-Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs")
+Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc")
 Walk.__doc__ = """The state of one walk of a :class:`Tree` (from :func:`new_walk`; one per thread).
 
 Fields
@@ -133,6 +133,11 @@ stale : ndarray of int64, shape (D,)
     Highest level whose x changed since a row of partsum was last redone.
 lows, highs : ndarray of float64, shape (N,)
     Scratch of the per-coordinate bounds.
+taken : ndarray of int64, shape (D,)
+    Children of the current node at each level that passed every test so
+    far: the next one's position in zig-zag order, its discrepancy.
+disc : ndarray of int64, shape (D + 1,)
+    Discrepancies of the path fixed at and above each level (``disc[D]`` is 0).
 """
 
 # Layout of the int64 ``istate`` vector.
@@ -201,6 +206,7 @@ def _enter_level(i, tree, walk):
     if i > 0 and stale[i - 1] < top:
         stale[i - 1] = top
     stale[i] = i
+    walk.taken[i] = 0
     c = partsum[i, i + 1]
     walk.ctr[i] = c
     rem = tree.bound2[i] - walk.lpart[i + 1]
@@ -259,7 +265,7 @@ def _leaf_ok(tree, walk):
 
 
 @kernel
-def enumerate_box(tree, walk, floor, split, budget):
+def enumerate_box(tree, walk, floor, split, budget, limit=None):
     """Run the enumeration for at most ``budget`` nodes.
 
     Parameters
@@ -276,6 +282,14 @@ def enumerate_box(tree, walk, floor, split, budget):
         else ≥ 1).
     budget : int
         Node budget of this call.
+    limit : int, optional
+        Discrepancy limit (limited discrepancy search, Harvey and Ginsberg,
+        IJCAI 1995): a path whose children, counted by their position among
+        the siblings that pass every test (0 for the first in zig-zag
+        order), sum to more than ``limit`` is cut, so the walk is
+        incomplete; it finds solutions near the zig-zag order's first path
+        first. None (the default): the complete walk, compiled without the
+        discrepancy bookkeeping. Every call of one walk takes the same limit.
 
     Returns
     -------
@@ -287,7 +301,7 @@ def enumerate_box(tree, walk, floor, split, budget):
     up, dn, lo, hi, zflag, stale = walk.up, walk.dn, walk.lo, walk.hi, walk.zflag, walk.stale
     bstar, rr, cperp2, tol, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.symmetric
     muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
-    partsum, lows, highs = walk.partsum, walk.lows, walk.highs
+    partsum, lows, highs, taken, disc = walk.partsum, walk.lows, walk.highs, walk.taken, walk.disc
     D = rr.shape[0]
     N = W.shape[1]
     clamp, scale = fixed_point(N)
@@ -336,6 +350,18 @@ def enumerate_box(tree, walk, floor, split, budget):
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
             continue
+        if limit is not None:
+            # Limited discrepancy: the k-th child that passes costs k. Later
+            # children cost more, so once over the limit the level is done.
+            spent = disc[i + 1] + taken[i]
+            taken[i] += 1
+            if spent > limit:
+                lo[i] = 1
+                hi[i] = 0
+                up[i] = 1
+                dn[i] = 0
+                continue
+            disc[i] = spent
         x[i] = xi
         if i > 0 and stale[i - 1] < i:
             stale[i - 1] = i
@@ -366,6 +392,8 @@ def enumerate_box(tree, walk, floor, split, budget):
         if i > 0 and stale[i - 1] < top:
             stale[i - 1] = top
         stale[i] = i
+        if limit is not None:
+            taken[i] = 0
         c = partsum[i, i + 1]
         ctr[i] = c
         rem = bound2[i] - lpart[i + 1]
@@ -481,6 +509,8 @@ def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> Walk:
         stale=np.full(D, D - 1, dtype=np.int64),
         lows=np.zeros(N, dtype=np.float64),
         highs=np.zeros(N, dtype=np.float64),
+        taken=np.zeros(D, dtype=np.int64),
+        disc=np.zeros(D + 1, dtype=np.int64),
     )
 
 

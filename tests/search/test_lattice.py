@@ -349,7 +349,7 @@ def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes():
     from indexset.workflows import construct
 
     # Pruned passes belong to the kernel's search; a budget no machine's speed can use up here.
-    tuning = replace(KERNEL_WALK, pruned_share=1e9, pruned_max_seconds=600.0)
+    tuning = replace(KERNEL_WALK, pruned_share=1e9, pruned_max_seconds=600.0, max_discrepancies=-1)
 
     instance = construct.planted(d=2, n=70, range=1000, seed=1)  # a complete walk: 100 M nodes to the first solution
     system = build_system(instance)
@@ -361,7 +361,7 @@ def test_first_solution_of_a_planted_block_comes_from_the_pruned_passes():
 @pytest.mark.parametrize("find_all", [False, True])
 def test_the_complete_search_still_decides_when_the_pruned_passes_miss(find_all):
     # Pruned passes belong to the kernel's search; every pass runs to its (empty) end.
-    tuning = replace(KERNEL_WALK, pruning_slacks=(-0.999,), pruned_share=1e9, pruned_max_seconds=600.0)
+    tuning = replace(KERNEL_WALK, pruning_slacks=(-0.999,), pruned_share=1e9, pruned_max_seconds=600.0, max_discrepancies=-1)
     rng = np.random.default_rng(0)
     planted, support = planted_system(rng, 4, 40, -150, 150, 20)
     # Near a planted right side but with no solution (meet in the middle says so): a tree with nodes to walk.

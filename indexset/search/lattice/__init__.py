@@ -5,7 +5,7 @@ Modules, from the plan down:
 - :mod:`.engine`: :func:`search`, the plan of one search, read top-down;
 - :mod:`.small`: NumPy walks of small trees before the kernel loads;
 - :mod:`.choose`: candidate bases, their scores, the node estimate;
-- :mod:`.pruned`: pruned passes and extreme-pruning trials (first solutions);
+- :mod:`.pruned`: limited-discrepancy and pruned passes, extreme-pruning trials (first solutions);
 - :mod:`.walk`: driving the kernel: chunks, threads, subtrees;
 - :mod:`.job`: the record of one search that every stage reads;
 - :mod:`.basis`: the lattice, its reduction and its float data;
@@ -26,7 +26,7 @@ _EXPORTS = {
     "Lattice": "basis", "FloatData": "basis", "build_lattice": "basis", "decode": "basis", "MARGIN": "basis",
     "Job": "job",
     "Choice": "choose", "choose_lattice": "choose", "profile_score": "choose",
-    "pruning_profile": "pruned", "pruned_passes": "pruned", "Trials": "pruned",
+    "pruning_profile": "pruned", "pruned_passes": "pruned", "discrepancy_passes": "pruned", "Trials": "pruned",
     "LatticeTuning": "tuning", "DEFAULT": "tuning",
 }
 __all__ = sorted(_EXPORTS)

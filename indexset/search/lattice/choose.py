@@ -63,7 +63,8 @@ def profile_score(lattice: Lattice) -> float:
     return -float(top + np.log(np.exp(log_levels - top).sum()))
 
 
-def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False) -> Choice:
+def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False,
+                   stronger: Lattice | None = None) -> Choice:
     """The default reduced basis, or the best of several when they pay.
 
     A Knuth estimate of the tree size of the default basis decides how much
@@ -79,6 +80,8 @@ def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None
     caller has built them already; a searchable BKZ basis is then the
     default basis (BKZ is paid for), else the LLL basis when its tree is
     predicted shorter than a BKZ pass (:func:`_basis_that_pays`).
+    ``stronger``: the first candidate (:func:`stronger_basis`), when the
+    caller has built it already.
     """
     tuning = job.tuning
     if reduced is not None and reduced.problem is None:
@@ -94,7 +97,8 @@ def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None
     cost = job.basis_seconds(lattice.D)
     free = tuning.kernel_load_seconds if loading and "estimated_nodes" not in facts else 0.0
     rng = np.random.default_rng(job.seed)  # one stream: the k-th candidate is the same in either phase
-    others, tried = _candidates(job, rng, _affordable(job, free, cost), 0)
+    built = 1 if stronger is not None else 0  # paid for already
+    others, tried = _candidates(job, rng, max(built, _affordable(job, free, cost)), 0, stronger)
     facts = _estimated(job, lattice, facts)
     predicted = job.node_seconds(facts["estimated_nodes"])
     spend = tuning.candidate_share * predicted if predicted < tuning.hopeless_seconds else 0.0
@@ -115,23 +119,30 @@ def _affordable(job: Job, seconds: float, cost: float) -> int:
     return max(0, min(job.tuning.max_candidates - 1, int(seconds / cost)))
 
 
-def _candidates(job: Job, rng, count: int, before: int) -> tuple[list, int]:
+def stronger_basis(job: Job) -> Lattice | None:
+    """The default input order reduced with BKZ block ``stronger_block``: the first candidate (None when it is not larger)."""
+    return job.build(bkz_block=job.tuning.stronger_block) if job.tuning.stronger_block > job.bkz_block else None
+
+
+def _candidates(job: Job, rng, count: int, before: int, stronger: Lattice | None = None) -> tuple[list, int]:
     """Up to ``count`` more candidate bases: the searchable ones, and how many were tried.
 
     The first candidate of a search (``before`` = 0) is the default input
     order reduced with the larger block ``stronger_block``, when that is
     larger than the job's: BKZ-20 can miss short vectors a slightly larger
     block finds, and the score then picks its much smaller tree. The others
-    are re-reduced bases of shuffled input orders.
+    are re-reduced bases of shuffled input orders. ``stronger``: that
+    first candidate, when built already.
     """
     built, tried = [], 0
-    stronger = job.tuning.stronger_block
     for k in range(count):
         if job.budget.expired():
             break
         tried += 1
-        if before + k == 0 and stronger > job.bkz_block:
-            other = job.build(bkz_block=stronger)
+        if before + k == 0 and stronger is not None:
+            other = stronger
+        elif before + k == 0 and job.tuning.stronger_block > job.bkz_block:
+            other = stronger_basis(job)
         else:
             other = job.build(shuffle=rng)
         if other.searchable:

@@ -2,11 +2,13 @@
 
 1. Exact algebra may answer at once (:func:`answers.by_algebra`).
 2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`).
-3. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
-4. For a first solution, pruned passes (and, for hopeless trees,
+3. For a first solution, limited-discrepancy passes of a strongly reduced
+   basis look for one in a few per cent of its predicted walk (:mod:`.pruned`).
+4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
+5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
-   predicted time (:mod:`.pruned`). They prove nothing.
-5. The whole tree is walked by the kernel: in this thread, shared by
+   predicted time (:mod:`.pruned`). Passes prove nothing.
+6. The whole tree is walked by the kernel: in this thread, shared by
    several, or as Dask tasks on a cluster the caller hands in (:mod:`.walk`).
 
 Each leaf is checked with exact integers and every reported z is checked
@@ -24,12 +26,12 @@ from indexset.budget import Budget
 from indexset.result import Result
 from indexset.search.lattice import answers
 from indexset.search.lattice.basis import Lattice, decode
-from indexset.search.lattice.choose import Choice, choose_lattice
+from indexset.search.lattice.choose import Choice, choose_lattice, stronger_basis
 from indexset.search.lattice.job import Job
-from indexset.search.lattice.pruned import Trials, passes_seconds, pruned_passes
-from indexset.search.lattice.small import small_tree_answer
+from indexset.search.lattice.pruned import Trials, discrepancy_passes, passes_seconds, pruned_passes
+from indexset.search.lattice.small import SmallTrees, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
-from indexset.search.lattice.walk import NAME, Run, kernels_loading, walk_shared, walk_whole
+from indexset.search.lattice.walk import NAME, Run, estimate_nodes, kernels_loading, walk_shared, walk_whole
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 from indexset.trace import Trace
@@ -119,7 +121,7 @@ def _one_blas_thread():
 
 
 def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
-    """The search once exact algebra has left a lattice to walk (steps 2–5 of the module's plan)."""
+    """The search once exact algebra has left a lattice to walk (steps 2–6 of the module's plan)."""
     system, reduction, budget, tuning, find_all, progress = job.system, job.reduction, job.budget, job.tuning, job.find_all, job.progress
     bkz_block = job.bkz_block
     trace = Trace(reduction.stages())
@@ -132,7 +134,14 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
         trace.seconds("basis", prepared)
         return answers.walked(job, [], False, halted, trace.record)
     with kernels_loading(small.default_basis()) as loading:
-        choice = choose_lattice(job, small.lll, small.reduced, loading)
+        stronger = None
+        if not find_all:
+            found, stronger = _discrepancy_first(job, small, trace, workers)
+            if found:
+                trace.seconds("basis", prepared)
+                trace.note(nodes=trace.get("discrepancy")["nodes"])
+                return answers.walked(job, found, False, None, trace.record)
+        choice = choose_lattice(job, small.lll, small.reduced, loading and stronger is None, stronger)
     lattice = choice.lattice
     trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
     trace.seconds("basis", prepared)
@@ -162,6 +171,25 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
 def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
     """The one point of a 0-dimensional lattice, when it is a solution."""
     return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
+
+
+def _discrepancy_first(job: Job, small: SmallTrees, trace: Trace, workers: int) -> tuple[list, Lattice | None]:
+    """Limited-discrepancy passes of the stronger basis (else the default one): the supports found and the stronger basis, if built.
+
+    Built beside the kernels' load, the stronger basis is also the first
+    candidate of :func:`choose_lattice`. The passes take
+    ``discrepancy_share`` of its predicted walk (:func:`passes_seconds`),
+    so on trees that the complete walk finishes quickly they cost little.
+    """
+    default, tuning = small.default_basis(), job.tuning
+    if tuning.max_discrepancies < 0 or not default.searchable or default.D <= tuning.split_from:
+        return [], None
+    stronger = stronger_basis(job) if default.D >= tuning.candidates_from else None
+    basis = stronger if stronger is not None and stronger.searchable else default
+    predicted = job.node_seconds(estimate_nodes(basis, tuning.estimate_probes, job.seed))
+    found, facts = discrepancy_passes(job, basis, passes_seconds(job, predicted, False, tuning.discrepancy_share), workers)
+    trace.note(discrepancy=facts)
+    return found, stronger
 
 
 def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int) -> list:

@@ -1,6 +1,12 @@
-"""Incomplete pruned walks for a first solution: linear passes and extreme-pruning trials.
+"""Incomplete walks for a first solution: limited discrepancy, linear pruning, extreme-pruning trials.
 
-A pass walks one basis's tree under a pruning profile, a tiny part of the
+First come limited-discrepancy passes (Harvey and Ginsberg, IJCAI 1995) of
+the chosen basis: pass k walks the paths that leave the zig-zag order's
+first child at most k times in all (counted by position), so the tree's
+first-choice path and its near neighbours are tried before anything far
+from them; on design systems, whose solutions lie close to a well-reduced
+basis's first path, one turns up after a few discrepancies. Then a pass
+walks one basis's tree under a pruning profile, a tiny part of the
 whole tree; over several bases (each a different tree, so a different
 chance to keep the solution's path) and growing slacks, planted solutions
 turn up orders of magnitude sooner than in the complete walk. When the
@@ -17,6 +23,7 @@ import collections
 import dataclasses
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,14 +47,15 @@ def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
     return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
 
 
-def passes_seconds(job: Job, predicted: float, hopeless: bool) -> float:
+def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | None = None) -> float:
     """The passes' time: a share of the predicted complete walk, capped, and a share of the time left.
 
-    Under a time limit a complete walk that cannot end in time proves
-    nothing in time, so the passes, which may find, then get more of it.
+    ``share`` defaults to ``tuning.pruned_share``. Under a time limit a
+    complete walk that cannot end in time proves nothing in time, so the
+    passes, which may find, then get more of it.
     """
     tuning = job.tuning
-    seconds = min(tuning.pruned_share * predicted, tuning.extreme_max_seconds if hopeless else tuning.pruned_max_seconds)
+    seconds = min((tuning.pruned_share if share is None else share) * predicted, tuning.extreme_max_seconds if hopeless else tuning.pruned_max_seconds)
     left = job.budget.remaining()
     if left is not None:
         share = tuning.pruned_share_of_limit_when_hopeless if predicted > left else tuning.pruned_share_of_limit
@@ -55,8 +63,16 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool) -> float:
     return seconds
 
 
+class _Pass(NamedTuple):
+    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none)."""
+
+    lattice: Lattice
+    bound2: np.ndarray | None = None
+    limit: int | None = None
+
+
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None) -> tuple[list, dict]:
-    """Look for a first solution by pruned walks of several bases, within ``seconds``.
+    """Look for a first solution by incomplete walks of several bases, within ``seconds``.
 
     Parameters
     ----------
@@ -81,7 +97,8 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     solutions : list
         Supports found (checked exactly), empty when the passes found none.
     facts : dict
-        Passes run, nodes, seconds, and whether a solution was found.
+        Passes run, nodes, seconds, whether a solution was found, and (after
+        limited-discrepancy passes) the highest limit walked to its end.
     """
     began = time.perf_counter()
     found = threading.Event()
@@ -91,7 +108,27 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         trials = None  # no profile: the linear passes alone, as without trials
     if trials is not None:
         jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
-    passes = _Passes(job, collections.deque(jobs), budget, found, trials)
+    return _walk_passes(job, [_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs], budget, found, workers, trials, began)
+
+
+def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1) -> tuple[list, dict]:
+    """Look for a first solution by limited-discrepancy walks of one basis, within ``seconds``.
+
+    Pass k walks the paths whose children sum to at most k discrepancies
+    (:func:`indexset.native.enumerate.enumerate_box`), for k = 0, 1, …,
+    ``tuning.max_discrepancies``; with several workers, passes k and k + 1
+    run at once. Returns what :func:`pruned_passes` returns.
+    """
+    began = time.perf_counter()
+    found = threading.Event()
+    budget = job.budget.within(max(0.0, seconds)).also_stopped_by(found)
+    queue = [_Pass(lattice, limit=k) for k in range(job.tuning.max_discrepancies + 1)]
+    return _walk_passes(job, queue, budget, found, workers, None, began)
+
+
+def _walk_passes(job: Job, queue: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float) -> tuple[list, dict]:
+    """Walk the passes of ``queue`` (then ``trials``) on ``workers`` threads: the supports found and the facts."""
+    passes = _Passes(job, collections.deque(queue), budget, found, trials)
     threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
     for thread in threads:
         thread.start()
@@ -103,6 +140,8 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     if passes.failures:
         raise passes.failures[0]
     facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
+    if passes.discrepancies is not None:
+        facts["discrepancies"] = passes.discrepancies
     if trials is not None:
         facts.update(trials.facts())
     return passes.solutions, facts
@@ -119,13 +158,14 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
 
 
 class _Passes:
-    """The queue of pruned passes (slack, basis) that :func:`pruned_passes` hands to its threads, and their results."""
+    """The queue of incomplete passes that :func:`pruned_passes` hands to its threads, and their results."""
 
     def __init__(self, job: Job, queue: collections.deque, budget, found: threading.Event, trials: Trials | None) -> None:
         self.job, self.queue, self.budget, self.found, self.trials = job, queue, budget, found, trials
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
+        self.discrepancies = None  # the highest discrepancy limit whose pass ended
         self.solutions, self.failures = [], []
         self.last_report = time.perf_counter()
 
@@ -136,14 +176,15 @@ class _Passes:
                 task = self._next()
                 if task is None:
                     return
-                lattice, bound2 = task
-                run = Run(self.job.system, lattice, False, self.budget, self.job.tuning, bound2=bound2)
+                run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
-                run.drive(lattice.new_walk(), lattice.D, -1, progress=on_chunk)
+                ended = run.drive(task.lattice.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
+                    if ended and task.limit is not None:
+                        self.discrepancies = max(self.discrepancies or 0, task.limit)
                     if run.solutions and not self.solutions:
                         self.solutions = run.solutions
                         self.found.set()
@@ -153,17 +194,17 @@ class _Passes:
             self.failures.append(exc)
             self.found.set()
 
-    def _next(self) -> tuple | None:
-        """The next (basis, bounds) to walk: a linear pass, else a trial; None when the passes are over."""
+    def _next(self) -> _Pass | None:
+        """The next pass to walk: from the queue, else a trial; None when the passes are over."""
         with self.lock:
             if self.budget.expired():
                 return None
             if self.queue:
-                slack, lattice = self.queue.popleft()
-                return lattice, pruning_profile(lattice, slack)
+                return self.queue.popleft()
         if self.trials is None:
             return None
-        return self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
+        trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
+        return None if trial is None else _Pass(*trial)
 
     def report(self) -> None:
         """Nodes of every pass so far to the job's ``progress``, at most once a second."""

@@ -45,7 +45,9 @@ class LatticeTuning:
     walk_probes: int = 512  # descents of the NumPy estimate that decides whether a walk starts.
     walk_headroom: float = 4.0  # a walk starts only when its estimate is at most its budget / this.
     breadth_chunk: int = 1024  # most nodes of one level a NumPy walk expands together.
-    # Pruned passes and extreme-pruning trials (first solution only; they prove nothing).
+    # Incomplete passes and extreme-pruning trials (first solution only; they prove nothing).
+    max_discrepancies: int = 20  # limited-discrepancy passes walk the limits 0, 1, …, this (−1: none), before the candidates ...
+    discrepancy_share: float = 0.05  # ... within this share of the stronger basis's predicted complete walk (and the passes' caps).
     pruning_slacks: tuple = (0.1, 0.25, 0.5)  # slacks of the linear pruning profiles, tried in order on every basis.
     pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
     pruned_max_seconds: float = 30.0  # most seconds of the passes without trials.

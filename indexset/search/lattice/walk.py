@@ -48,10 +48,13 @@ class Run:
         run adapts them itself after ``tuning.coord_sample`` nodes.
     bound2 : ndarray, optional
         A pruning profile (the walk is then incomplete); default the radius.
+    limit : int, optional
+        A discrepancy limit (the walk is then incomplete, see
+        :func:`indexset.native.enumerate.enumerate_box`); default none.
     """
 
     def __init__(self, system: System, lattice: Lattice, find_all: bool, budget: Budget, tuning: LatticeTuning = DEFAULT,
-                 coord_mask=None, bound2=None) -> None:
+                 coord_mask=None, bound2=None, limit: int | None = None) -> None:
         self.system, self.lattice, self.find_all = system, lattice, find_all
         self.budget, self.tuning = budget, tuning
         self.solutions, self.seen = [], set()
@@ -67,6 +70,7 @@ class Run:
         coord[0] = 1 if coord_mask is None else coord_mask
         self.adapted = coord_mask is not None
         self.tree = lattice.tree(bound2, coord)
+        self.limit = limit
 
     def halted(self) -> bool:
         """Whether to stop now (recording why, once)."""
@@ -84,7 +88,7 @@ class Run:
         counted = int(istate[native.NODES])
         while not self.halted():
             t0 = time.perf_counter()
-            status = native.enumerate_box(self.tree, walk, floor, split, budget)
+            status = native.enumerate_box(self.tree, walk, floor, split, budget, self.limit)
             budget = _next_budget(budget, time.perf_counter() - t0, self.tuning.chunk_seconds)
             with self.lock:
                 self.nodes += int(istate[native.NODES]) - counted

@@ -1,0 +1,81 @@
+"""Limited-discrepancy walks: incomplete, nested in their limit, complete at an unbounded one, and only true solutions."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from systems import random_system
+from tunings import KERNEL_WALK
+
+from indexset.budget import Budget
+from indexset.native import enumerate as kernel
+from indexset.search import lattice
+from indexset.search.engines.brute import solve_system_brute
+from indexset.search.lattice import search
+from indexset.search.reduce import reduce_system
+
+UNBOUNDED = 10**9
+"""A discrepancy limit no path of these small trees reaches."""
+
+
+def systems_with_lattices(seed, count, planted_every=2):
+    """Seeded random 2 × 14 systems whose lattice has a tree to walk, with their brute-force solutions."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        system = random_system(rng, 2, 14, -12, 12, planted=trial % planted_every == 0)
+        built = lattice.build_lattice(reduce_system(system.M, system.t), 0)
+        if not built.infeasible and built.D > 0:
+            yield system, built, {tuple(support) for support in solve_system_brute(system.M, system.t)}
+
+
+def walked(system, built, limit):
+    """Every support a walk of the whole tree with ``limit`` finds, its node count, and its leaf count."""
+    run = lattice.Run(system, built, True, Budget(), KERNEL_WALK, limit=limit)
+    walk = built.new_walk()
+    assert run.drive(walk, built.D, -1)
+    return {tuple(support) for support in run.solutions}, run.nodes, int(walk.istate[kernel.LEAVES])
+
+
+def test_discrepancy_walks_are_nested_and_the_unbounded_one_is_the_complete_walk():
+    checked = 0
+    for system, built, expected in systems_with_lattices(3, 40):
+        complete, complete_nodes, _ = walked(system, built, None)
+        assert complete == expected  # the walk itself, against brute force
+        found, nodes, leaves = walked(system, built, 0)
+        assert leaves <= 1  # limit 0: the first passing child at every level, one path
+        for limit in (1, 2, 4, UNBOUNDED):
+            more, more_nodes, _ = walked(system, built, limit)
+            assert found <= more <= expected and nodes <= more_nodes
+            found, nodes = more, more_nodes
+        assert found == expected and nodes == complete_nodes  # no limit reached: the same tree, node for node
+        checked += bool(expected)
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_discrepancy_passes_report_only_true_solutions_and_leave_no_thread(workers):
+    tuning = replace(KERNEL_WALK, max_discrepancies=3)
+    for system, built, expected in systems_with_lattices(5, 30):
+        reduction = reduce_system(system.M, system.t)
+        found, facts = lattice.discrepancy_passes(lattice.Job(system, reduction, tuning=tuning), built, seconds=60.0, workers=workers)
+        assert {tuple(support) for support in found} <= expected
+        assert facts["found"] == bool(found)
+        if not found:  # nothing ends them early: every limit's pass ran to its end
+            assert facts["passes"] == 4 and facts["discrepancies"] == 3
+        assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
+
+
+def test_a_first_solution_from_the_discrepancy_passes_is_checked_and_they_can_be_switched_off():
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    system = build_system(construct.planted(d=2, n=40, range=30, seed=2))
+    generous = replace(KERNEL_WALK, discrepancy_share=1e9, max_discrepancies=60)
+    result = search(system, workers=2, tuning=generous)
+    assert result.status == "feasible" and system.is_solution(result.index_set)
+    assert result.stages["discrepancy"]["found"] and result.stages["nodes"] == result.stages["discrepancy"]["nodes"]
+    off = search(system, workers=2, tuning=replace(generous, max_discrepancies=-1))
+    assert off.status == "feasible" and system.is_solution(off.index_set) and "discrepancy" not in off.stages
