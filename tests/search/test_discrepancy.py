@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from indexset.native import enumerate as kernel
 from systems import random_system
 from tunings import KERNEL_WALK
 
 from indexset.budget import Budget
-from indexset.native import enumerate as kernel
 from indexset.search import lattice
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.lattice import search

@@ -182,9 +182,9 @@ def _discrepancy_first(job: Job, small: SmallTrees, trace: Trace, workers: int) 
     so on trees that the complete walk finishes quickly they cost little.
     """
     default, tuning = small.default_basis(), job.tuning
-    if tuning.max_discrepancies < 0 or not default.searchable or default.D <= tuning.split_from:
+    if tuning.max_discrepancies < 0 or not default.searchable or tuning.split_from >= default.D:
         return [], None
-    stronger = stronger_basis(job) if default.D >= tuning.candidates_from else None
+    stronger = stronger_basis(job) if tuning.candidates_from <= default.D else None
     basis = stronger if stronger is not None and stronger.searchable else default
     predicted = job.node_seconds(estimate_nodes(basis, tuning.estimate_probes, job.seed))
     found, facts = discrepancy_passes(job, basis, passes_seconds(job, predicted, False, tuning.discrepancy_share), workers)
