@@ -64,6 +64,7 @@ indexset for writing the (★) systems of constructed rows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -469,6 +470,16 @@ def sd_test_jobs(args, folder: Path) -> list[dict]:
     return jobs
 
 
+def _warm_up(argv: list[str], seconds: float) -> None:
+    """One untimed run of indexset's command (stopped after ``seconds``): Numba's on-disk cache then holds every kernel it calls.
+
+    A fresh installation compiles each kernel at its first call; that is a
+    cost of the installation, paid once, not of the search being timed.
+    """
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run(argv, timeout=seconds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
 def _line(row: dict) -> str:
     s = row["summary"]
     flag = "" if s["answers_agree"] else "   !!!!!!!! ANSWERS DIFFER: " + " ".join(map(str, s["statuses"])) + f" counts {s['counts']}"
@@ -507,6 +518,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sd-count-settings", default=";".join(SD_COUNT_SETTINGS), help="solvediophant settings for the count rows (default: %(default)s)")
     parser.add_argument("--sd-first-settings", default=";".join(SD_FIRST_SETTINGS), help="solvediophant settings for the first-solution rows, each with -t1; 'A || B' runs two processes at once (default: %(default)s)")
     parser.add_argument("--sd-native", action="store_true", help="hand indexset the test file itself (default: a QOBLIB-form copy)")
+    parser.add_argument("--warmup", type=float, default=0.0, metavar="S",
+                        help="before each row, one untimed indexset run, stopped after S seconds, to fill Numba's cache (default: none)")
     parser.add_argument("--json", metavar="OUT", help="write every run here")
     parser.add_argument("--floor", action="store_true", help="also time the interpreter that runs indexset importing NumPy alone, in the same rotation")
     args = parser.parse_args(argv)
@@ -519,6 +532,8 @@ def main(argv=None) -> int:
     floor = [_interpreter(args.indexset), "-c", "import numpy"] if args.floor else None
     results = []
     for number, job in enumerate(jobs):
+        if args.warmup:
+            _warm_up(job["ours"], args.warmup)
         settings = [s.strip() for s in job.get("sd_settings", args.settings).split(";")]
         theirs = {s: _sd_commands(sd, s, job["count"], job["system_file"], folder, str(number)) for s in settings}
         row = compare(job, theirs, args.repeat, args.timeout, args.long_after, floor, folder)

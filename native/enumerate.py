@@ -95,10 +95,13 @@ tol : float
 symmetric : bool
     The target is 0 and x, −x give the same answer: enumerate one.
 coord : ndarray of int64, shape (3, D)
-    Per level: whether to apply the per-coordinate interval bounds (row 0),
-    how often they were applied (row 1) and how often they narrowed the
-    integer interval (row 2). Rows 1 and 2 are counters shared by every
-    walk of the tree (racing updates only blur a heuristic).
+    Per level: whether to apply the per-coordinate interval bounds (row 0:
+    0 off, 1 on and counted, 2 on and settled), how often they were
+    applied (row 1) and how often they narrowed the integer interval (row
+    2). Rows 1 and 2 are counters shared by every walk of the tree (racing
+    updates only blur a heuristic); levels marked settled are no longer
+    counted, so threads stop writing to the shared rows once the caller
+    has decided where the bounds pay.
 basis : ndarray of int64, shape (N, D)
 offset : ndarray of int64, shape (N,)
     Unpadded: N here is the true ambient dimension. ``w = basis·x + offset``
@@ -163,7 +166,9 @@ def _coordinate_bounds(i, c, lof, hif, tree, walk):
     W, cinv, chalf, coord = walk.W, tree.cinv, tree.chalf, tree.coord
     lows, highs = walk.lows, walk.highs
     N = W.shape[1]
-    coord[1, i] += 1
+    counted = coord[0, i] == 1
+    if counted:
+        coord[1, i] += 1
     plain_low = math.ceil(lof - 1e-9)
     plain_high = math.floor(hif + 1e-9)
     for r in range(N):
@@ -175,7 +180,7 @@ def _coordinate_bounds(i, c, lof, hif, tree, walk):
             lof = lows[r]
         if highs[r] < hif:
             hif = highs[r]
-    if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
+    if counted and (math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high):
         coord[2, i] += 1
     return lof, hif
 
@@ -410,7 +415,9 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         hif = c + half
         if coord[0, i]:
             # _coordinate_bounds, written out for the same reason.
-            coord[1, i] += 1
+            counted = coord[0, i] == 1
+            if counted:
+                coord[1, i] += 1
             plain_low = math.ceil(lof - 1e-9)
             plain_high = math.floor(hif + 1e-9)
             for r in range(N):
@@ -422,7 +429,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
                     lof = lows[r]
                 if highs[r] < hif:
                     hif = highs[r]
-            if math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high:
+            if counted and (math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high):
                 coord[2, i] += 1
         if lof > hif:
             lo[i] = 1  # empty: both zig-zag pointers out of range

@@ -79,3 +79,20 @@ def test_a_first_solution_from_the_discrepancy_passes_is_checked_and_they_can_be
     assert result.stages["discrepancy"]["found"] and result.stages["nodes"] == result.stages["discrepancy"]["nodes"]
     off = search(system, workers=2, tuning=replace(generous, max_discrepancies=-1))
     assert off.status == "feasible" and system.is_solution(off.index_set) and "discrepancy" not in off.stages
+
+
+def test_the_per_coordinate_bounds_only_cut_and_once_settled_are_no_longer_counted():
+    from indexset.search.lattice.tuning import DEFAULT
+
+    for system, built, expected in systems_with_lattices(7, 20):
+        walks = {}
+        for name, mask in (("on", np.ones(built.D, dtype=np.int64)), ("off", np.zeros(built.D, dtype=np.int64))):
+            run = lattice.Run(system, built, True, Budget(), DEFAULT, coord_mask=mask)
+            assert run.drive(built.new_walk(), built.D, -1)
+            walks[name] = ({tuple(support) for support in run.solutions}, run.nodes, run.tree.coord[1:].copy())
+        assert walks["on"][0] == walks["off"][0] == expected
+        assert walks["on"][1] <= walks["off"][1]  # they only remove values
+        assert not walks["on"][2].any() and not walks["off"][2].any()  # a fixed mask is settled: nothing counted
+    run = lattice.Run(system, built, True, Budget(), replace(DEFAULT, coord_sample=0, coord_min_gain=0.0))
+    assert run.drive(built.new_walk(), built.D, -1)  # adapts at its first chunk: every counted level stays on, settled
+    assert run.coord_levels_off() == int((run.tree.coord[1] < 100).sum())

@@ -67,7 +67,7 @@ class Run:
         self.estimate = None
         self.workers = 0  # threads that walked the tree (0: the calling thread alone)
         coord = np.zeros((3, lattice.D), dtype=np.int64)
-        coord[0] = 1 if coord_mask is None else coord_mask
+        coord[0] = 1 if coord_mask is None else 2 * (np.asarray(coord_mask) > 0)  # a fixed mask is settled
         self.adapted = coord_mask is not None
         self.tree = lattice.tree(bound2, coord)
         self.limit = limit
@@ -106,10 +106,11 @@ class Run:
         return False
 
     def adapt(self) -> None:
-        """Switch the per-coordinate bounds off where they have not paid."""
+        """Switch the per-coordinate bounds off where they have not paid, and mark the others settled (no longer counted)."""
         self.adapted = True
         coord = self.tree.coord
         tries, cuts = coord[1], coord[2]
+        coord[0, coord[0] > 0] = 2
         coord[0, (tries < 100) | (cuts < self.tuning.coord_min_gain * tries)] = 0
 
     def coord_levels_off(self) -> int:
