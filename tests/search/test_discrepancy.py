@@ -56,15 +56,16 @@ def test_discrepancy_walks_are_nested_and_the_unbounded_one_is_the_complete_walk
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_discrepancy_passes_report_only_true_solutions_and_leave_no_thread(workers):
+@pytest.mark.parametrize("slacks", [(), (0.1, 0.5)])
+def test_discrepancy_passes_report_only_true_solutions_and_leave_no_thread(workers, slacks):
     tuning = replace(KERNEL_WALK, max_discrepancies=3)
     for system, built, expected in systems_with_lattices(5, 30):
         reduction = reduce_system(system.M, system.t)
-        found, facts = lattice.discrepancy_passes(lattice.Job(system, reduction, tuning=tuning), built, seconds=60.0, workers=workers)
+        found, facts = lattice.discrepancy_passes(lattice.Job(system, reduction, tuning=tuning), built, 60.0, workers, slacks)
         assert {tuple(support) for support in found} <= expected
         assert facts["found"] == bool(found)
-        if not found:  # nothing ends them early: every limit's pass ran to its end
-            assert facts["passes"] == 4 and facts["discrepancies"] == 3
+        if not found:  # nothing ends them early: every pass, of either kind, ran to its end
+            assert facts["passes"] == 4 + len(slacks) and facts["discrepancies"] == 3
         assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
 
 

@@ -3,7 +3,8 @@
 1. Exact algebra may answer at once (:func:`answers.by_algebra`).
 2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`).
 3. For a first solution, limited-discrepancy passes of a strongly reduced
-   basis look for one in a few per cent of its predicted walk (:mod:`.pruned`).
+   basis, with its linear pruned passes between them, look for one in a
+   few per cent of its predicted walk (:mod:`.pruned`).
 4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
 5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
@@ -174,7 +175,7 @@ def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
 
 
 def _discrepancy_first(job: Job, small: SmallTrees, trace: Trace, workers: int) -> tuple[list, Lattice | None]:
-    """Limited-discrepancy passes of the stronger basis (else the default one): the supports found and the stronger basis, if built.
+    """Limited-discrepancy and linear passes of the stronger basis (else the default one): the supports found and the stronger basis, if built.
 
     Built beside the kernels' load, the stronger basis is also the first
     candidate of :func:`choose_lattice`. The passes take
@@ -187,7 +188,8 @@ def _discrepancy_first(job: Job, small: SmallTrees, trace: Trace, workers: int) 
     stronger = stronger_basis(job) if tuning.candidates_from <= default.D else None
     basis = stronger if stronger is not None and stronger.searchable else default
     predicted = job.node_seconds(estimate_nodes(basis, tuning.estimate_probes, job.seed))
-    found, facts = discrepancy_passes(job, basis, passes_seconds(job, predicted, False, tuning.discrepancy_share), workers)
+    seconds = passes_seconds(job, predicted, False, tuning.discrepancy_share)
+    found, facts = discrepancy_passes(job, basis, seconds, workers, tuning.pruning_slacks)
     trace.note(discrepancy=facts)
     return found, stronger
 

@@ -108,32 +108,44 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         trials = None  # no profile: the linear passes alone, as without trials
     if trials is not None:
         jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
-    return _walk_passes(job, [_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs], budget, found, workers, trials, began)
+    return _walk_passes(job, [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]], budget, found, workers, trials, began)
 
 
-def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1) -> tuple[list, dict]:
-    """Look for a first solution by limited-discrepancy walks of one basis, within ``seconds``.
+def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1, slacks: tuple = ()) -> tuple[list, dict]:
+    """Look for a first solution by limited-discrepancy walks of one basis (and linear ones), within ``seconds``.
 
     Pass k walks the paths whose children sum to at most k discrepancies
     (:func:`indexset.native.enumerate.enumerate_box`), for k = 0, 1, …,
-    ``tuning.max_discrepancies``; with several workers, passes k and k + 1
-    run at once. Returns what :func:`pruned_passes` returns.
+    ``tuning.max_discrepancies``. The linear pruned passes of the same
+    basis at ``slacks`` run beside them (each kind finds solutions the
+    other misses: solvediophant runs depth-first and limited-discrepancy
+    search side by side for that reason): with several workers one thread
+    walks each kind, with one the two kinds alternate. Returns what
+    :func:`pruned_passes` returns.
     """
     began = time.perf_counter()
     found = threading.Event()
     budget = job.budget.within(max(0.0, seconds)).also_stopped_by(found)
-    queue = [_Pass(lattice, limit=k) for k in range(job.tuning.max_discrepancies + 1)]
-    return _walk_passes(job, queue, budget, found, workers, None, began)
+    limited = [_Pass(lattice, limit=k) for k in range(job.tuning.max_discrepancies + 1)]
+    linear = [_Pass(lattice, pruning_profile(lattice, slack)) for slack in slacks]
+    if workers > 1 and linear:
+        queues = [limited, linear]  # one thread each, as solvediophant's two processes; a thread whose queue is empty helps the other
+    else:
+        queues = [[task for pair in zip(limited, linear) for task in pair] + limited[len(linear):] + linear[len(limited):]]
+    return _walk_passes(job, queues, budget, found, workers, None, began)
 
 
-def _walk_passes(job: Job, queue: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float) -> tuple[list, dict]:
-    """Walk the passes of ``queue`` (then ``trials``) on ``workers`` threads: the supports found and the facts."""
-    passes = _Passes(job, collections.deque(queue), budget, found, trials)
-    threads = [threading.Thread(target=passes.work, name=f"indexset-pruned-{k}") for k in range(max(1, int(workers)) - 1)]
+def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float) -> tuple[list, dict]:
+    """Walk the passes of ``queues`` (then ``trials``) on ``workers`` threads: the supports found and the facts.
+
+    Thread k takes its passes from queue k modulo their number first, then from the others.
+    """
+    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials)
+    threads = [threading.Thread(target=passes.work, args=(None, k), name=f"indexset-pruned-{k}") for k in range(1, max(1, int(workers)))]
     for thread in threads:
         thread.start()
     try:
-        passes.work(passes.report)
+        passes.work(passes.report, 0)
     finally:
         for thread in threads:
             thread.join()
@@ -158,10 +170,10 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
 
 
 class _Passes:
-    """The queue of incomplete passes that :func:`pruned_passes` hands to its threads, and their results."""
+    """The queues of incomplete passes that :func:`pruned_passes` and :func:`discrepancy_passes` hand to their threads, and their results."""
 
-    def __init__(self, job: Job, queue: collections.deque, budget, found: threading.Event, trials: Trials | None) -> None:
-        self.job, self.queue, self.budget, self.found, self.trials = job, queue, budget, found, trials
+    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None) -> None:
+        self.job, self.queues, self.budget, self.found, self.trials = job, queues, budget, found, trials
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
@@ -169,11 +181,11 @@ class _Passes:
         self.solutions, self.failures = [], []
         self.last_report = time.perf_counter()
 
-    def work(self, on_chunk=None) -> None:
-        """Walk passes from the queue until it is empty, the time is up, or something halts them."""
+    def work(self, on_chunk=None, thread: int = 0) -> None:
+        """Walk passes from the queues (thread ``thread``'s own first) until they are empty, the time is up, or something halts them."""
         try:
             while True:
-                task = self._next()
+                task = self._next(thread)
                 if task is None:
                     return
                 run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
@@ -194,13 +206,15 @@ class _Passes:
             self.failures.append(exc)
             self.found.set()
 
-    def _next(self) -> _Pass | None:
-        """The next pass to walk: from the queue, else a trial; None when the passes are over."""
+    def _next(self, thread: int) -> _Pass | None:
+        """The next pass to walk: from the thread's own queue, else another, else a trial; None when the passes are over."""
         with self.lock:
             if self.budget.expired():
                 return None
-            if self.queue:
-                return self.queue.popleft()
+            count = len(self.queues)
+            for queue in (self.queues[(thread + k) % count] for k in range(count)):
+                if queue:
+                    return queue.popleft()
         if self.trials is None:
             return None
         trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
