@@ -73,20 +73,21 @@ def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outl
     path = tmp_path / "block.npz"
     instance.save(path)
     code = (
-        "import json, sys, threading, time; import indexset; from tunings import KERNEL_WALK; "  # the kernel walks the tree
+        "import json, sys, threading, time; from dataclasses import replace; import indexset; from tunings import KERNEL_WALK\n"  # the kernel walks the tree
+        "T = replace(KERNEL_WALK, max_discrepancies=-1)\n"  # no discrepancy passes: they would load the kernels before the choice
         "import indexset.search.lattice.engine as E, indexset.search.lattice.walk as W; "
         "from indexset.search.system import build_system; "
         # Spies: whether the kernels load beside the choice, and that their thread is joined, show in no result.
         "seen = []; choose, load = E.choose_lattice, W._load_kernels\n"
         "def spy(*args):\n"
-        "    seen.append(dict(loading=args[-1], threads=[thread.name for thread in threading.enumerate()]))\n"
+        "    seen.append(dict(loading=args[3], threads=[thread.name for thread in threading.enumerate()]))\n"
         "    return choose(*args)\n"
         "def slow_load(lattice):\n"
         "    load(lattice); time.sleep(0.5)\n"  # a thread left unjoined would still be alive below
         "E.choose_lattice, W._load_kernels = spy, slow_load\n"
         f"system = build_system(indexset.Instance.load({str(path)!r}))\n"
-        "first = E.search(system, tuning=KERNEL_WALK); after_first = [thread.name for thread in threading.enumerate()]\n"
-        "second = E.search(system, tuning=KERNEL_WALK)\n"
+        "first = E.search(system, tuning=T); after_first = [thread.name for thread in threading.enumerate()]\n"
+        "second = E.search(system, tuning=T)\n"
         "print(json.dumps([first.index_set, first.stages['candidates'], second.index_set, seen, after_first, [thread.name for thread in threading.enumerate()]]))"
     )
     first, candidates, second, seen, after_first, after_second = json.loads(python_output(code))
