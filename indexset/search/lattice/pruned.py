@@ -1,11 +1,12 @@
 """Incomplete walks for a first solution: limited discrepancy, linear pruning, extreme-pruning trials.
 
 First come limited-discrepancy passes (Harvey and Ginsberg, IJCAI 1995) of
-the chosen basis: pass k walks the paths that leave the zig-zag order's
-first child at most k times in all (counted by position), so the tree's
-first-choice path and its near neighbours are tried before anything far
-from them; on design systems, whose solutions lie close to a well-reduced
-basis's first path, one turns up after a few discrepancies. Then a pass
+a strongly reduced basis, beside its linear passes, before the candidate
+bases are built: pass k walks the paths whose children, numbered by their
+place in the zig-zag order, sum to at most k, so the tree's first-choice
+path and its near neighbours are tried before anything far from them; on
+design systems, whose solutions lie close to a well-reduced basis's first
+path, one turns up after a few discrepancies. A linear pass
 walks one basis's tree under a pruning profile, a tiny part of the
 whole tree; over several bases (each a different tree, so a different
 chance to keep the solution's path) and growing slacks, planted solutions
