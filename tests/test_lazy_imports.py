@@ -80,7 +80,7 @@ def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outl
         # Spies: whether the kernels load beside the choice, and that their thread is joined, show in no result.
         "seen = []; choose, load = E.choose_lattice, W._load_kernels\n"
         "def spy(*args):\n"
-        "    seen.append(dict(loading=args[3], threads=[thread.name for thread in threading.enumerate()]))\n"
+        "    seen.append(dict(loading=args[2], threads=[thread.name for thread in threading.enumerate()]))\n"
         "    return choose(*args)\n"
         "def slow_load(lattice):\n"
         "    load(lattice); time.sleep(0.5)\n"  # a thread left unjoined would still be alive below

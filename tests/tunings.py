@@ -20,5 +20,5 @@ split trees, staging, Dask parts) use small trees and need the kernel to
 walk them. No tree, not even one without nodes, fits a budget of −1 nodes.
 """
 
-NUMPY_WALK = replace(LatticeTuning(), small_tree_nodes=10**7, reduced_tree_nodes=10**7)
-"""Lattice searches walk every small tree (and these tests' trees are small) breadth-first in NumPy."""
+NUMPY_WALK = replace(LatticeTuning(), small_tree_nodes=10**7, reduced_tree_nodes=10**7, numpy_walks_once_loaded=True)
+"""Lattice searches walk every small tree (and these tests' trees are small) breadth-first in NumPy, loaded kernels or not."""

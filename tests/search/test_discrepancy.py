@@ -97,3 +97,26 @@ def test_the_per_coordinate_bounds_only_cut_and_once_settled_are_no_longer_count
     run = lattice.Run(system, built, True, Budget(), replace(DEFAULT, coord_sample=0, coord_min_gain=0.0))
     assert run.drive(built.new_walk(), built.D, -1)  # adapts at its first chunk: every counted level stays on, settled
     assert run.coord_levels_off() == int((run.tree.coord[1] < 100).sum())
+
+
+def test_once_the_kernels_are_loaded_the_kernel_walks_small_trees_and_first_solutions_are_checked():
+    from reference import mitm_solutions
+
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    lattice.estimate_nodes(lattice.build_lattice(reduce_system(*_tiny())), 1, 0)  # an earlier search of the process loaded them
+    for family, seed in (("planted", 2), ("planted", 3), ("random", 2), ("random", 1)):
+        instance = getattr(construct, family)(d=2, n=40, range=1000, seed=seed)
+        system, expected = build_system(instance), mitm_solutions(instance)
+        result = search(system, workers=2)
+        assert "walk" not in result.stages  # no NumPy walk: the kernel's passes and walk answered
+        if expected:
+            assert result.status == "feasible" and system.is_solution(result.index_set) and result.index_set in expected
+        else:
+            assert result.status == "infeasible" and result.complete
+
+
+def _tiny():
+    """A 1 × 3 system with a one-dimensional lattice: the cheapest kernel call loads the kernels."""
+    return np.array([[1, 1, 1]], dtype=object), np.array([1], dtype=object)

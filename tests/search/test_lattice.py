@@ -50,6 +50,7 @@ def has_solution(system) -> bool:
 
 
 WALKS = {"breadth-first": NUMPY_WALK, "kernel": KERNEL_WALK}
+NUMPY_FIRST = replace(DEFAULT, numpy_walks_once_loaded=True)  # the default NumPy walks, whether an earlier test loaded the kernels or not
 """The tuning under which every small tree is walked by each walk: NumPy breadth-first, or the Numba kernel."""
 
 
@@ -401,7 +402,7 @@ def test_the_bkz_tree_is_walked_breadth_first_when_the_lll_tree_is_over_budget(f
     from indexset.workflows import construct
 
     instance = getattr(construct, family)(d=2, n=36, range=1000, seed=5)
-    result = solve(instance, find_all=True, engines=["lattice"], lattice_tuning=replace(DEFAULT, small_tree_nodes=-1))
+    result = solve(instance, find_all=True, engines=["lattice"], lattice_tuning=replace(NUMPY_FIRST, small_tree_nodes=-1))
     stages = result.stages["search"]["lattice"]
     assert stages["walk"] == "breadth-first (NumPy)" and stages["bkz_block"] == DEFAULT.bkz_block
     expected = mitm_solutions(instance)
@@ -469,13 +470,13 @@ def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_t
     found = 0
     for seed in (2, 3):  # sets the slack-1.0 profile keeps on these BKZ bases
         system = build_system(construct.planted(d=2, n=60, range=1000, seed=seed))
-        first = search(system)
+        first = search(system, tuning=NUMPY_FIRST)
         assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
         assert first.stages["walk"] == f"breadth-first (NumPy), pruned (slack {DEFAULT.first_walk_slack})"
         whole = lattice.build_lattice(reduce_system(system.M, system.t), DEFAULT.bkz_block)
         found += first.stages["nodes"] < walk_nodes(whole) / 4  # the pruned tree is a small part of the whole one
     assert found == 2
-    past_lll = replace(DEFAULT, small_tree_nodes=-1)  # past the LLL walk, to the BKZ tree
+    past_lll = replace(NUMPY_FIRST, small_tree_nodes=-1)  # past the LLL walk, to the BKZ tree
     negative = construct.random(d=2, n=40, range=1000, seed=2)  # nothing to find: the whole walk decides after it
     assert mitm_solutions(negative) == []
     none = search(build_system(negative), tuning=past_lll)
@@ -486,7 +487,7 @@ def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then(
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    whole_walk = replace(DEFAULT, first_walk_nodes=-1)  # no pruned walk first: the whole BKZ walk answers
+    whole_walk = replace(NUMPY_FIRST, first_walk_nodes=-1)  # no pruned walk first: the whole BKZ walk answers
     system = build_system(construct.planted(d=2, n=60, range=1000, seed=1))
     first = search(system, tuning=whole_walk)
     assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
@@ -507,7 +508,7 @@ def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_re
     from indexset.workflows import construct
 
     # No whole tree is walked in NumPy, nor the wide pruned one: only the tightest linear profile.
-    tuning = replace(DEFAULT, small_tree_nodes=-1, reduced_tree_nodes=-1, first_walk_nodes=-1)
+    tuning = replace(NUMPY_FIRST, small_tree_nodes=-1, reduced_tree_nodes=-1, first_walk_nodes=-1)
     for seed in (0, 1):  # planted sets that the slack-0.1 profile keeps
         system = build_system(construct.planted(d=2, n=50, range=1000, seed=seed))
         first = search(system, tuning=tuning)
@@ -565,7 +566,7 @@ def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_
     chosen = {}
     for loading in (False, True):
         calls.clear()
-        choice = lattice.choose_lattice(job, lll, reduced, loading)
+        choice = lattice.choose_lattice(job, lattice.default_choice(job, lll, reduced), loading)
         best, facts, bases = choice.lattice, choice.facts, choice.bases
         paid = tuning.max_candidates - 1 if share else 3 if loading else 0
         assert facts["candidates"] == 1 + paid and len(bases) == 1 + paid and facts["estimated_nodes"] > 0
@@ -598,7 +599,7 @@ def test_the_kernels_load_on_the_lll_basis_when_the_bkz_one_has_a_numerics_probl
     handed = []
     loading = engine.kernels_loading
     monkeypatch.setattr(engine, "kernels_loading", lambda basis: handed.append(basis) or loading(basis))
-    result = search(system, reduction)
+    result = search(system, reduction, tuning=NUMPY_FIRST)
     assert handed == [lll]  # a basis the load's one-probe estimate can walk
     assert result.status == "feasible" and system.is_solution(result.index_set) and result.index_set in mitm_solutions(instance)
 
@@ -611,7 +612,7 @@ def test_a_bkz_basis_with_a_numerics_problem_is_not_the_default_basis():
     reduced.problem = "a numerics problem (made up by the test)"
     tuning = replace(DEFAULT, node_seconds=1e-12)  # every LLL tree is shorter than a BKZ pass
     job = lattice.Job(system, reduction, seed=0, tuning=tuning, bkz_block=DEFAULT.bkz_block, embedding="cvp")
-    choice = lattice.choose_lattice(job, lll, reduced, True)
+    choice = lattice.choose_lattice(job, lattice.default_choice(job, lll, reduced), True)
     best, facts, bases = choice.lattice, choice.facts, choice.bases
     assert best is lll and bases == [lll] and facts["bkz"].startswith("skipped (the LLL tree")
 

@@ -25,7 +25,7 @@ _EXPORTS = {
     "NAME": "walk", "Run": "walk", "split_tree": "walk", "search_subtree": "walk", "coordinate_mask": "walk", "estimate_nodes": "walk",
     "Lattice": "basis", "FloatData": "basis", "build_lattice": "basis", "decode": "basis", "MARGIN": "basis",
     "Job": "job",
-    "Choice": "choose", "choose_lattice": "choose", "profile_score": "choose",
+    "Choice": "choose", "choose_lattice": "choose", "default_choice": "choose", "profile_score": "choose",
     "pruning_profile": "pruned", "pruned_passes": "pruned", "discrepancy_passes": "pruned", "Trials": "pruned",
     "LatticeTuning": "tuning", "DEFAULT": "tuning",
 }

@@ -63,33 +63,41 @@ def profile_score(lattice: Lattice) -> float:
     return -float(top + np.log(np.exp(log_levels - top).sum()))
 
 
-def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None, loading: bool = False,
-                   stronger: Lattice | None = None) -> Choice:
-    """The default reduced basis, or the best of several when they pay.
+def default_choice(job: Job, lll: Lattice | None = None, reduced: Lattice | None = None) -> Choice:
+    """The default basis: a searchable BKZ basis when the caller built one, else the basis that pays.
 
-    A Knuth estimate of the tree size of the default basis decides how much
-    time further candidates may take: ``candidate_share`` of the predicted
-    enumeration time, none when the search looks hopeless anyway
-    (``hopeless_seconds``). ``loading`` says that the kernels are loading
-    in another thread: the estimate waits for them, so first the
-    candidates that ``kernel_load_seconds`` pays for are reduced, beside
-    the load, and the estimate then pays for the rest, if more. At most a
-    tenth of the time left, at most ``max_candidates`` bases in all; the
-    candidate with the best :func:`profile_score` wins. ``lll`` and
-    ``reduced`` are the default input order's LLL and BKZ bases when the
-    caller has built them already; a searchable BKZ basis is then the
-    default basis (BKZ is paid for), else the LLL basis when its tree is
-    predicted shorter than a BKZ pass (:func:`_basis_that_pays`).
-    ``stronger``: the first candidate (:func:`stronger_basis`), when the
-    caller has built it already.
+    ``lll`` and ``reduced`` are the default input order's LLL and BKZ
+    bases when the caller has built them already; a BKZ basis without a
+    numerics problem is then the default basis (BKZ is paid for), else the
+    LLL basis when its tree is predicted shorter than a BKZ pass
+    (:func:`_basis_that_pays`). Its facts hold the tree-size estimate only
+    when that choice needed one; :func:`estimated` adds it.
     """
-    tuning = job.tuning
     if reduced is not None and reduced.problem is None:
         lattice, facts = reduced, {"candidates": 1, "bkz": job.bkz_block}
     elif lll is not None and not job.bkz_block:
         lattice, facts = lll, {"candidates": 1, "bkz": "off"}
     else:  # estimates the LLL tree first: nothing left for the loading to hide
         lattice, facts = _basis_that_pays(job, lll, reduced)
+    return Choice(lattice, facts, [lattice])
+
+
+def choose_lattice(job: Job, default: Choice, loading: bool = False, stronger: Lattice | None = None) -> Choice:
+    """The default reduced basis, or the best of several when they pay.
+
+    A Knuth estimate of the tree size of the default basis (``default``,
+    from :func:`default_choice`) decides how much time further candidates
+    may take: ``candidate_share`` of the predicted enumeration time, none
+    when the search looks hopeless anyway (``hopeless_seconds``).
+    ``loading`` says that the kernels are loading in another thread: the
+    estimate waits for them, so first the candidates that
+    ``kernel_load_seconds`` pays for are reduced, beside the load, and the
+    estimate then pays for the rest, if more. At most a tenth of the time
+    left, at most ``max_candidates`` bases in all; the candidate with the
+    best :func:`profile_score` wins. ``stronger``: the first candidate
+    (:func:`stronger_basis`), when the caller has built it already.
+    """
+    tuning, lattice, facts = job.tuning, default.lattice, dict(default.facts)
     if not lattice.searchable or tuning.split_from >= lattice.D or tuning.candidates_from > lattice.D:
         return Choice(lattice, _estimated(job, lattice, facts), [lattice])
     # Knuth's estimate is unbiased but heavy-tailed: candidates pay only
@@ -100,15 +108,33 @@ def choose_lattice(job: Job, lll: Lattice | None = None, reduced: Lattice | None
     built = 1 if stronger is not None else 0  # paid for already
     others, tried = _candidates(job, rng, max(built, _affordable(job, free, cost)), 0, stronger)
     facts = _estimated(job, lattice, facts)
-    predicted = job.node_seconds(facts["estimated_nodes"])
-    spend = tuning.candidate_share * predicted if predicted < tuning.hopeless_seconds else 0.0
-    more, tried_more = _candidates(job, rng, _affordable(job, max(spend, free), cost) - tried, tried)
+    more, tried_more = _candidates(job, rng, _affordable(job, max(_candidate_seconds(job, facts), free), cost) - tried, tried)
     others, tried = others + more, tried + tried_more
     if not tried:
         return Choice(lattice, facts, [lattice])
     facts["candidates"] = tried + 1
     best = max([lattice, *others], key=profile_score)  # the first of equals: the default basis
     return Choice(best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best])
+
+
+def estimated(job: Job, choice: Choice) -> Choice:
+    """``choice`` with the tree-size estimate of its basis in its facts, when the basis has more than ``split_from`` levels."""
+    _estimated(job, choice.lattice, choice.facts)
+    return choice
+
+
+def stronger_pays(job: Job, default: Choice) -> bool:
+    """Whether the default basis's estimate pays for the first candidate (:func:`stronger_basis`) by the candidates' rule."""
+    lattice = default.lattice
+    if not lattice.searchable or job.tuning.candidates_from > lattice.D or job.tuning.split_from >= lattice.D:
+        return False
+    return _affordable(job, _candidate_seconds(job, estimated(job, default).facts), job.basis_seconds(lattice.D)) >= 1
+
+
+def _candidate_seconds(job: Job, facts: dict) -> float:
+    """Seconds the estimate in ``facts`` pays for candidates: ``candidate_share`` of the predicted walk, none when hopeless."""
+    predicted = job.node_seconds(facts["estimated_nodes"])
+    return job.tuning.candidate_share * predicted if predicted < job.tuning.hopeless_seconds else 0.0
 
 
 def _affordable(job: Job, seconds: float, cost: float) -> int:
@@ -160,7 +186,8 @@ def _basis_that_pays(job: Job, lll: Lattice | None = None, reduced: Lattice | No
         lll = job.build(bkz_block=0)
     if not job.bkz_block:
         return lll, _estimated(job, lll, {"candidates": 1, "bkz": "off"})
-    facts = _estimated(job, lll, {"candidates": 1})
+    # A rough estimate decides: the LLL basis is kept only for trees orders of magnitude below a long search.
+    facts = _estimated(job, lll, {"candidates": 1}, job.tuning.walk_probes)
     if not lll.searchable:
         facts["bkz"] = "skipped (the LLL lattice decides without a search, or cannot be searched)"
         return lll, facts
@@ -171,8 +198,8 @@ def _basis_that_pays(job: Job, lll: Lattice | None = None, reduced: Lattice | No
     return lattice, _estimated(job, lattice, {"candidates": 1, "bkz": job.bkz_block})
 
 
-def _estimated(job: Job, lattice: Lattice, facts: dict) -> dict:
-    """``facts`` with the tree-size estimate of a searchable lattice of more than ``split_from`` levels."""
+def _estimated(job: Job, lattice: Lattice, facts: dict, probes: int | None = None) -> dict:
+    """``facts`` with the tree-size estimate of a searchable lattice of more than ``split_from`` levels (``estimate_probes`` descents unless ``probes``)."""
     if lattice.searchable and job.tuning.split_from < lattice.D and "estimated_nodes" not in facts:
-        facts["estimated_nodes"] = int(estimate_nodes(lattice, job.tuning.estimate_probes, job.seed))
+        facts["estimated_nodes"] = int(estimate_nodes(lattice, probes or job.tuning.estimate_probes, job.seed))
     return facts

@@ -1,10 +1,12 @@
 """The lattice engine: the plan of one search, top-down.
 
 1. Exact algebra may answer at once (:func:`answers.by_algebra`).
-2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`).
-3. For a first solution, limited-discrepancy passes of a strongly reduced
-   basis, with its linear pruned passes between them, look for one in a
-   few per cent of its predicted walk (:mod:`.pruned`).
+2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`);
+   once an earlier search of the process has loaded it, the kernel walks them.
+3. For a first solution, limited-discrepancy passes, with linear pruned
+   passes beside them, look for one in a few per cent of the predicted
+   walk (:mod:`.pruned`): of a strongly reduced basis built beside the
+   kernels' load; once loaded, of the default basis first.
 4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
 5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
@@ -19,6 +21,7 @@ cost time, never a solution or a wrong answer (MATH.md §6.1).
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -27,12 +30,12 @@ from indexset.budget import Budget
 from indexset.result import Result
 from indexset.search.lattice import answers
 from indexset.search.lattice.basis import Lattice, decode
-from indexset.search.lattice.choose import Choice, choose_lattice, stronger_basis
+from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.pruned import Trials, discrepancy_passes, passes_seconds, pruned_passes
 from indexset.search.lattice.small import SmallTrees, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
-from indexset.search.lattice.walk import NAME, Run, estimate_nodes, kernels_loading, walk_shared, walk_whole
+from indexset.search.lattice.walk import NAME, Run, kernels_loaded, kernels_loading, walk_shared, walk_whole
 from indexset.search.reduce import Reduction, reduce_system
 from indexset.search.system import System
 from indexset.trace import Trace
@@ -116,9 +119,15 @@ def _one_blas_thread():
     limit holds for the process while the search runs (BLAS has no
     per-thread setting).
     """
-    from threadpoolctl import threadpool_limits
+    return _blas_controller().limit(limits=1, user_api="blas")
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+@functools.cache
+def _blas_controller():
+    """The process's thread pools, found once (finding them reads every loaded library)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
@@ -127,7 +136,9 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     bkz_block = job.bkz_block
     trace = Trace(reduction.stages())
     prepared = time.perf_counter()
-    small = small_tree_answer(job)
+    # The NumPy walks exist to answer before Numba loads: once it is loaded (an earlier search of this process), the kernel walks faster.
+    numpy_walks = tuning.numpy_walks_once_loaded or not kernels_loaded()
+    small = small_tree_answer(job) if numpy_walks else SmallTrees(None, job.build(bkz_block=0))
     if small.answer is not None:
         return small.answer
     halted = budget.halt_reason()
@@ -135,14 +146,15 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
         trace.seconds("basis", prepared)
         return answers.walked(job, [], False, halted, trace.record)
     with kernels_loading(small.default_basis()) as loading:
+        default = default_choice(job, small.lll, small.reduced)
         stronger = None
         if not find_all:
-            found, stronger = _discrepancy_first(job, small, trace, workers)
+            found, stronger = _discrepancy_first(job, default, loading, trace, workers)
             if found:
                 trace.seconds("basis", prepared)
                 trace.note(nodes=trace.get("discrepancy")["nodes"])
                 return answers.walked(job, found, False, None, trace.record)
-        choice = choose_lattice(job, small.lll, small.reduced, loading and stronger is None, stronger)
+        choice = choose_lattice(job, default, loading and stronger is None, stronger)
     lattice = choice.lattice
     trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
     trace.seconds("basis", prepared)
@@ -174,24 +186,54 @@ def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
     return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
 
 
-def _discrepancy_first(job: Job, small: SmallTrees, trace: Trace, workers: int) -> tuple[list, Lattice | None]:
-    """Limited-discrepancy and linear passes of the stronger basis (else the default one): the supports found and the stronger basis, if built.
+def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, workers: int) -> tuple[list, Lattice | None]:
+    """Limited-discrepancy and linear passes for a first solution: the supports found, and the stronger basis if built.
 
-    Built beside the kernels' load, the stronger basis is also the first
-    candidate of :func:`choose_lattice`. The passes take
-    ``discrepancy_share`` of its predicted walk (:func:`passes_seconds`),
-    so on trees that the complete walk finishes quickly they cost little.
+    While the kernels load, the stronger basis (:func:`stronger_basis`) is
+    reduced beside the load and its passes come first; it is then also the
+    first candidate of :func:`choose_lattice`. Once they are loaded,
+    nothing hides that reduction: the default basis's passes come first,
+    for at most the time the cost model gives one reduction, and the
+    stronger basis follows only when the default basis's estimate pays for
+    it as a candidate. Each basis's passes take ``discrepancy_share`` of
+    its predicted walk (:func:`passes_seconds`), so on trees that the
+    complete walk finishes quickly they cost little.
     """
-    default, tuning = small.default_basis(), job.tuning
-    if tuning.max_discrepancies < 0 or not default.searchable or tuning.split_from >= default.D:
+    lattice, tuning = default.lattice, job.tuning
+    if tuning.max_discrepancies < 0 or not lattice.searchable or tuning.split_from >= lattice.D:
         return [], None
-    stronger = stronger_basis(job) if tuning.candidates_from <= default.D else None
-    basis = stronger if stronger is not None and stronger.searchable else default
-    predicted = job.node_seconds(estimate_nodes(basis, tuning.estimate_probes, job.seed))
-    seconds = passes_seconds(job, predicted, False, tuning.discrepancy_share)
-    found, facts = discrepancy_passes(job, basis, seconds, workers, tuning.pruning_slacks)
+    wide = tuning.candidates_from <= lattice.D
+    found, facts = [], {}
+    if not loading:
+        found, facts = _discrepancy_passes(job, estimated(job, default), workers, job.basis_seconds(lattice.D))
+        if found or not (wide and stronger_pays(job, default)):
+            trace.note(discrepancy=facts)
+            return found, None
+    stronger = stronger_basis(job) if wide else None
+    if stronger is not None and stronger.searchable:
+        found, more = _discrepancy_passes(job, estimated(job, Choice(stronger, {}, [stronger])), workers)
+        facts = _merged_passes(facts, more)
+    elif loading:
+        found, facts = _discrepancy_passes(job, estimated(job, default), workers)
     trace.note(discrepancy=facts)
     return found, stronger
+
+
+def _discrepancy_passes(job: Job, basis: Choice, workers: int, most_seconds: float | None = None) -> tuple[list, dict]:
+    """The passes of one estimated basis within ``discrepancy_share`` of its predicted walk (and at most ``most_seconds``)."""
+    seconds = passes_seconds(job, basis.predicted_seconds(job), False, job.tuning.discrepancy_share)
+    if most_seconds is not None:
+        seconds = min(seconds, most_seconds)
+    return discrepancy_passes(job, basis.lattice, seconds, workers, job.tuning.pruning_slacks)
+
+
+def _merged_passes(first: dict, second: dict) -> dict:
+    """The facts of two rounds of passes as one: counts and seconds added, the second's limit."""
+    if not first:
+        return second
+    merged = {**second, **{key: first[key] + second[key] for key in ("passes", "nodes")}}
+    merged["seconds"] = round(first["seconds"] + second["seconds"], 4)
+    return merged
 
 
 def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int) -> list:

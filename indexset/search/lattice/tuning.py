@@ -37,12 +37,13 @@ class LatticeTuning:
     node_seconds: float = 5e-8  # one enumeration node of the kernel on one core.
     kernel_load_seconds: float = 0.7  # loading Numba and the first cached kernel; candidates up to this cost are reduced beside it.
     # NumPy walks before the kernel loads.
+    numpy_walks_once_loaded: bool = False  # walk small trees in NumPy even when the kernels are loaded already (slower: for tests of the NumPy walks).
     small_tree_nodes: int = 40_000  # node budget of the whole NumPy walk of the LLL tree.
     reduced_tree_nodes: int = 400_000  # node budget of the whole NumPy walk of the BKZ tree.
     first_walk_slack: float = 1.0  # pruning slack of the NumPy walk of the BKZ tree before its whole walk (first solution only).
     first_walk_nodes: int = 50_000  # node budget of that walk.
     pruned_walk_nodes: int = 400_000  # node budget of the NumPy walk under the tightest linear profile (first solution only).
-    walk_probes: int = 512  # descents of the NumPy estimate that decides whether a walk starts.
+    walk_probes: int = 512  # descents of the quick estimates: whether a NumPy walk starts, whether BKZ pays, a pass's length.
     walk_headroom: float = 4.0  # a walk starts only when its estimate is at most its budget / this.
     breadth_chunk: int = 1024  # most nodes of one level a NumPy walk expands together.
     # Incomplete passes and extreme-pruning trials (first solution only; they prove nothing).

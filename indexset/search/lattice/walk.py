@@ -263,6 +263,11 @@ def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray 
     return float(native.estimate_tree(lattice.tree(bound2), lattice.new_walk(), probes, seed))
 
 
+def kernels_loaded() -> bool:
+    """Whether this process has loaded the kernels already (an earlier search did)."""
+    return config.is_loaded(native.estimate_tree)
+
+
 @contextlib.contextmanager
 def kernels_loading(lattice: Lattice):
     """Load the kernels in a thread while the caller goes on; True inside when that thread runs.
@@ -272,7 +277,7 @@ def kernels_loading(lattice: Lattice):
     reduce candidate bases on the other. The thread is joined on exit
     (after an exception too), so none outlives the block.
     """
-    if config.is_loaded(native.estimate_tree) or not lattice.searchable or lattice.D == 0:
+    if kernels_loaded() or not lattice.searchable or lattice.D == 0:
         yield False
         return
     thread = threading.Thread(target=_load_kernels, args=(lattice,), name="indexset-kernel-load")
