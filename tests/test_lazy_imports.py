@@ -65,6 +65,33 @@ def test_a_small_search_loads_neither_numba_nor_scipy_nor_networkx(family, tmp_p
     assert walk == "breadth-first (NumPy)" and loaded == []
 
 
+def test_once_the_numpy_walks_have_cost_one_load_the_kernels_load_and_walk_the_rest():
+    from reference import mitm_solutions
+
+    from indexset.search.system import build_system
+    from indexset.workflows import construct
+
+    instances = [construct.planted(d=2, n=36, range=1000, seed=3), construct.random(d=2, n=36, range=1000, seed=3)]
+    code = (
+        "import sys, json; from dataclasses import replace; import numpy as np; import indexset\n"
+        "from indexset.search.lattice import search, DEFAULT; from indexset.search.system import build_system; from indexset.workflows import construct\n"
+        "T = replace(DEFAULT, numpy_node_seconds=DEFAULT.kernel_load_seconds)\n"  # the first walked node pays for a load
+        "out = []\n"
+        "for family in ('planted', 'random'):\n"
+        "    result = search(build_system(getattr(construct, family)(d=2, n=36, range=1000, seed=3)), find_all=True, tuning=T)\n"
+        "    out.append([result.status, result.solutions, result.stages.get('walk'), 'numba' in sys.modules])\n"
+        "print(json.dumps(out))"
+    )
+    first, second = json.loads(python_output(code))
+    for (status, solutions, _walk, _loaded), instance in zip((first, second), instances, strict=True):
+        expected = mitm_solutions(instance)
+        system = build_system(instance)
+        assert status == ("feasible" if expected else "infeasible") and sorted(solutions) == expected
+        assert all(system.is_solution(support) for support in solutions)
+    assert first[2] == "breadth-first (NumPy)" and not first[3]  # nothing walked yet: the NumPy walk answers, Numba stays out
+    assert second[2] is None and second[3]  # the first walk's nodes paid for a load: the kernels walk the second tree
+
+
 def test_the_kernels_load_in_a_thread_beside_the_basis_choice_and_no_thread_outlives_the_search(tmp_path):
     from indexset.search.system import build_system
     from indexset.workflows import construct

@@ -178,7 +178,10 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     complete, since then only a positive can come); the complete pass then
     examines every flat, rank levels first (they fail fast), and stops at
     the first open case: past it no negative is possible, and the probe has
-    already looked for positives.
+    already looked for positives. When every level can be completed, the
+    probe leaves out the rank levels (q ≥ 1): the complete pass examines
+    them first anyway, and a rank sub-case cut short by the probe's share
+    would be examined twice.
     """
     s, d = data.spare, data.d
     if s < 0:
@@ -197,7 +200,7 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     negative_possible = not any(level.open for level in levels)
     # With a level that cannot be completed only a positive can come: the probe may use all the time.
     probing = budget.within(budget.share(tuning.probe_share)) if negative_possible else budget
-    plan = _probe(data, levels, plans, probing, tuning)
+    plan = _probe(data, [level for level in levels if level.q == 0 or not negative_possible], plans, probing, tuning)
     if plan is not None:
         return Absorbable(plan, tuple(levels))
     if not negative_possible:
@@ -213,7 +216,7 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
 
 
 def _probe(data: ClassData, levels: list, plans: dict, probing: Budget, tuning: DegenerateTuning) -> Plan | None:
-    """Try the first flats of every level (q = 0 first) for a positive; record the flats it refutes."""
+    """Try the first flats of every level of ``levels`` (q = 0 first) for a positive; record the flats it refutes."""
     for level in sorted(levels, key=lambda item: item.q):
         complete, bases = plans[id(level)]
         for basis in bases[: tuning.probe_flats]:

@@ -349,7 +349,7 @@ def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: De
         right = _half_table(np.zeros_like(start), [(groups[g], projected[g]) for g in second], p)
         screened += len(left) + len(right)
         dead = [g for g in range(len(groups)) if g not in live]
-        for i, j in _matching_rows(left, ((-right.astype(np.int16)) % p).astype(np.int8)):
+        for i, j in _matching_rows(left, ((-right.astype(np.int16)) % p).astype(np.int8), p):
             coefficients = dict(zip(first, _decode(i, [groups[g] for g in first])))
             coefficients.update(zip(second, _decode(j, [groups[g] for g in second])))
             answer = _complete(question, groups, coefficients, dead, tuning, budget)
@@ -393,11 +393,15 @@ def _project(X: np.ndarray, matrix: np.ndarray, p: int) -> np.ndarray:
 
 def _half_table(start: np.ndarray, members: list, p: int) -> np.ndarray:
     """All sums start + Σ a_g·t_g mod p (int8 residues); row index = mixed radix of the choices, last group slowest."""
-    table = (start[None, :] % p).astype(np.int16)
+    table = (start[None, :] % p).astype(np.int8)
     for group, vector in members:
-        step = (vector % p).astype(np.int16)[None, :]
-        table = np.concatenate([(table + a * step) % p for a in range(group.low, group.high + 1)])
-    return table.astype(np.int8)
+        parts = []
+        for a in range(group.low, group.high + 1):
+            part = table + ((a * vector) % p).astype(np.int8)[None, :]  # two residues: below 2p ≤ 26, no int8 overflow
+            part -= np.int8(p) * (part >= p)
+            parts.append(part)
+        table = np.concatenate(parts)
+    return table
 
 
 def _decode(index: int, members: list) -> list:
@@ -412,19 +416,30 @@ def _decode(index: int, members: list) -> list:
     return out[::-1]
 
 
-def _matching_rows(left: np.ndarray, right: np.ndarray):
-    """Pairs (i, j) with left[i] == right[j] (rows of residues): keys common to both sides, then exact comparison."""
-    weights = np.random.default_rng(0).integers(1, 1 << 40, size=left.shape[1], dtype=np.int64)
+def _matching_rows(left: np.ndarray, right: np.ndarray, p: int):
+    """Pairs (i, j) with left[i] == right[j] (rows of residues mod ``p``).
+
+    Each row gets an int64 key: its digits in base p when p^width < 2⁶²
+    (then equal keys are equal rows), else a random linear form (then
+    rows of equal keys are compared). The right keys are sorted once and
+    every left key is looked up by binary search.
+    """
+    width = left.shape[1]
+    exact = width * math.log2(max(p, 2)) < 62
+    weights = p ** np.arange(width, dtype=np.int64) if exact else np.random.default_rng(0).integers(1, 1 << 40, size=width, dtype=np.int64)
 
     def keys(rows: np.ndarray) -> np.ndarray:
         return np.concatenate([rows[k:k + (1 << 16)].astype(np.int64).dot(weights) for k in range(0, len(rows), 1 << 16)])
 
     left_keys, right_keys = keys(left), keys(right)
-    for key in np.intersect1d(left_keys, right_keys):
-        for i in np.flatnonzero(left_keys == key):
-            for j in np.flatnonzero(right_keys == key):
-                if np.array_equal(left[i], right[j]):
-                    yield int(i), int(j)
+    order = np.argsort(right_keys, kind="stable")
+    ordered = right_keys[order]
+    first = np.searchsorted(ordered, left_keys)
+    hits = np.flatnonzero(ordered[np.minimum(first, len(ordered) - 1)] == left_keys) if len(ordered) else []
+    for i in hits:
+        for j in order[first[i]:np.searchsorted(ordered, left_keys[i], "right")]:
+            if exact or np.array_equal(left[i], right[j]):
+                yield int(i), int(j)
 
 
 def _subspace_bases(size: int, dim: int, p: int):

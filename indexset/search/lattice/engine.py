@@ -2,7 +2,8 @@
 
 1. Exact algebra may answer at once (:func:`answers.by_algebra`).
 2. Small trees are walked in NumPy before Numba is loaded (:mod:`.small`);
-   once an earlier search of the process has loaded it, the kernel walks them.
+   once an earlier search of the process has loaded it, or once the
+   process's NumPy walks have cost as much as its load, the kernel walks them.
 3. For a first solution, limited-discrepancy passes, with linear pruned
    passes beside them, look for one in a few per cent of the predicted
    walk (:mod:`.pruned`): of a strongly reduced basis built beside the
@@ -33,7 +34,7 @@ from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.pruned import Trials, discrepancy_passes, passes_seconds, pruned_passes
-from indexset.search.lattice.small import SmallTrees, small_tree_answer
+from indexset.search.lattice.small import SmallTrees, numpy_walks_pay, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.lattice.walk import NAME, Run, kernels_loaded, kernels_loading, walk_shared, walk_whole
 from indexset.search.reduce import Reduction, reduce_system
@@ -137,7 +138,7 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     trace = Trace(reduction.stages())
     prepared = time.perf_counter()
     # The NumPy walks exist to answer before Numba loads: once it is loaded (an earlier search of this process), the kernel walks faster.
-    numpy_walks = tuning.numpy_walks_once_loaded or not kernels_loaded()
+    numpy_walks = tuning.numpy_walks_once_loaded if kernels_loaded() else numpy_walks_pay(job)
     small = small_tree_answer(job) if numpy_walks else SmallTrees(None, job.build(bkz_block=0))
     if small.answer is not None:
         return small.answer

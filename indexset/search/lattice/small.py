@@ -10,6 +10,7 @@ tightest linear one. A whole walk decides; a pruned one may only find.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -18,6 +19,36 @@ from indexset.search.lattice import answers, breadth
 from indexset.search.lattice.basis import MARGIN, Lattice, decode
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.pruned import pruning_profile
+
+
+class _Tally:
+    """Nodes the NumPy walks of this process have made so far (every thread's searches)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.nodes = 0
+
+    def add(self, nodes: int) -> None:
+        with self.lock:
+            self.nodes += nodes
+
+
+WALKED = _Tally()
+"""The process's NumPy walks: once they have cost as much as loading the kernels would, the kernels load."""
+
+
+def numpy_walks_pay(job: Job) -> bool:
+    """Whether this search starts with the NumPy walks: a ski-rental rule on the kernels' load.
+
+    They exist to answer before Numba loads. While the process's NumPy
+    walks have cost less than one load (``numpy_node_seconds`` a node
+    against ``kernel_load_seconds``, the cost model: no clock decides),
+    they go on; from then on the kernels load beside the search and walk
+    every tree, so a sweep of many small systems pays at most about twice
+    what it would with the best choice made in advance.
+    """
+    tuning = job.tuning
+    return tuning.numpy_walks_once_loaded or WALKED.nodes * tuning.numpy_node_seconds < tuning.kernel_load_seconds
 
 
 @dataclass
@@ -114,6 +145,7 @@ def _walk(job: Job, lattice: Lattice, max_nodes: int, headroom: float, slack: fl
         return bool(found)
 
     leaves, nodes = breadth.walk_breadth_first(data, max_nodes, MARGIN, job.budget, None if job.find_all else until, job.tuning.breadth_chunk)
+    WALKED.add(nodes)
     if leaves is None:
         return None
     return _Walked(lattice, sorted(supports(leaves) if job.find_all else found), nodes, slack)

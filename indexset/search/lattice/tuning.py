@@ -37,6 +37,7 @@ class LatticeTuning:
     node_seconds: float = 5e-8  # one enumeration node of the kernel on one core.
     kernel_load_seconds: float = 0.7  # loading Numba and the first cached kernel; candidates up to this cost are reduced beside it.
     # NumPy walks before the kernel loads.
+    numpy_node_seconds: float = 1e-6  # one node of a NumPy walk (cost model): once the process's walks cost kernel_load_seconds, the kernels load.
     numpy_walks_once_loaded: bool = False  # walk small trees in NumPy even when the kernels are loaded already (slower: for tests of the NumPy walks).
     small_tree_nodes: int = 40_000  # node budget of the whole NumPy walk of the LLL tree.
     reduced_tree_nodes: int = 400_000  # node budget of the whole NumPy walk of the BKZ tree.
