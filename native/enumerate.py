@@ -17,7 +17,9 @@ below it:
   coordinate r, ``|W_i[r]| = |⟨w, P_i e_r⟩| ≤ ‖P_i e_r‖₁`` (P_i that
   projection). Together these give the admissible interval of x_i at once;
 - Hölder with W_i itself: ``‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁``;
-- static dual bounds ``ylo ≤ x ≤ yhi`` from the dual basis.
+- static dual bounds ``ylo ≤ x ≤ yhi`` from the dual basis;
+- determined coordinates: where the basis row r is zero below level i,
+  ``w[r] = W_i[r]`` is an integer fixed at level i, and must be ±1.
 
 Floating point is used only to prune, with margins the wrapper puts into the
 bounds; every leaf is checked with exact int64 arithmetic (the wrapper
@@ -64,7 +66,7 @@ def fixed_point(N):
     clamp = math.sqrt(N) + 1.0
     return clamp, 2.0 ** math.floor(math.log2(2.0**30 / clamp))
 
-Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact")
+Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact det_start det_rows")
 Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
 
 Fields
@@ -108,6 +110,12 @@ offset : ndarray of int64, shape (N,)
     at a leaf (exact test).
 exact : bool
     Whether int64 leaf arithmetic cannot overflow (checked by the caller).
+det_start, det_rows : ndarray of int64, shapes (D + 1,) and (k,)
+    The coordinates determined at each level, as compressed rows:
+    ``det_rows[det_start[i]:det_start[i + 1]]`` are the r whose basis row
+    is zero in the columns below i (``basis[r, j] = 0`` for j < i, and
+    nonzero at i, or level D − 1 for a zero row). Fixing x_i … x_{D−1}
+    then fixes the integer w[r] = W_i[r], which must be ±1.
 """
 
 Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc")
@@ -307,6 +315,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     bstar, rr, cperp2, tol, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.symmetric
     muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
     partsum, lows, highs, taken, disc = walk.partsum, walk.lows, walk.highs, walk.taken, walk.disc
+    det_start, det_rows = tree.det_start, tree.det_rows
     D = rr.shape[0]
     N = W.shape[1]
     clamp, scale = fixed_point(N)
@@ -354,6 +363,15 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
+            continue
+        # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer, and only ±1 lies in the box.
+        determined = True
+        for k in range(det_start[i], det_start[i + 1]):
+            a = abs(W[i, det_rows[k]])
+            if a < 0.5 or a > 1.5:
+                determined = False
+                break
+        if not determined:
             continue
         if limit is not None:
             # Limited discrepancy: the k-th child that passes costs k. Later
@@ -556,6 +574,10 @@ def estimate_tree(tree, walk, probes, seed):
                 for r in range(N):
                     s1 += abs(W[i + 1, r] + diff * bstar[i, r])
                 s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
+                for k in range(tree.det_start[i], tree.det_start[i + 1]):
+                    a = abs(W[i + 1, tree.det_rows[k]] + diff * bstar[i, tree.det_rows[k]])
+                    if a < 0.5 or a > 1.5:
+                        s2 = math.inf  # a determined coordinate off ±1: the child is cut, as in the walk
                 if s2 <= s1 + tol * (1.0 + s1) and count < passing.shape[0]:
                     passing[count] = xi
                     count += 1

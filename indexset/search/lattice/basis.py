@@ -127,6 +127,7 @@ class Lattice:
         self.data: FloatData | None = None
         self.exact = False
         self.bkz_block = 0
+        self._determined = None
 
     @property
     def searchable(self) -> bool:
@@ -143,9 +144,24 @@ class Lattice:
         if coord is None:
             coord = np.zeros((3, self.D), dtype=np.int64)
             coord[0] = 1
+        det_start, det_rows = self.determined()
         return native.Tree(data.muT, data.rr, data.bstar, data.cinv, data.chalf, data.hold, data.ylo, data.yhi,
                            data.bound2 if bound2 is None else bound2, data.cperp2, MARGIN, self.symmetric, coord,
-                           data.basis, data.offset, self.exact)
+                           data.basis, data.offset, self.exact, det_start, det_rows)
+
+    def determined(self) -> tuple[np.ndarray, np.ndarray]:
+        """The coordinates each level determines, as the kernel's ``det_start`` and ``det_rows`` (MATH.md §6.1, cut 6).
+
+        Coordinate r is determined at level i = min{j : basis[r, j] ≠ 0}
+        (D − 1 for a zero row): from there on w[r] = W_i[r]. Read off the
+        exact integer basis, once per lattice.
+        """
+        if self._determined is None:
+            levels = [next((j for j in range(self.D) if self.basis[r, j] != 0), self.D - 1) for r in range(self.N)]
+            order = sorted(range(self.N), key=lambda r: levels[r])
+            start = np.searchsorted(np.array(sorted(levels), dtype=np.int64), np.arange(self.D + 1), side="left").astype(np.int64)
+            self._determined = start, np.array(order, dtype=np.int64)
+        return self._determined
 
     def new_walk(self) -> native.Walk:
         """A fresh walk of the whole tree."""
