@@ -64,7 +64,7 @@ class LatticeTuning:
     # The kernel's walk.
     chunk_seconds: float = 0.05  # target wall time of one kernel call between time-limit, stop and progress checks.
     coord_sample: int = 1 << 20  # nodes after which the per-coordinate bounds stay on only where they paid.
-    coord_min_gain: float = 1.0  # they pay at a level where they narrowed at least this share of the intervals (1.0: every one).
+    coord_min_gain: float = 2.0  # they pay at a level where they narrowed at least this share of the intervals (above 1: nowhere; then off from the start).
     split_from: int = 24  # lattices of at most this dimension are walked by one thread and not estimated.
     subtrees_per_worker: int = 32  # a shared walk splits at the highest level with this many nodes per thread.
 

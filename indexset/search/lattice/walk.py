@@ -66,6 +66,8 @@ class Run:
         self.subtrees = 0
         self.estimate = None
         self.workers = 0  # threads that walked the tree (0: the calling thread alone)
+        if coord_mask is None and tuning.coord_min_gain > 1.0:
+            coord_mask = np.zeros(lattice.D, dtype=np.int64)  # no level can pay: off from the start, no sample
         coord = np.zeros((3, lattice.D), dtype=np.int64)
         coord[0] = 1 if coord_mask is None else 2 * (np.asarray(coord_mask) > 0)  # a fixed mask is settled
         self.adapted = coord_mask is not None
@@ -229,6 +231,8 @@ def coordinate_mask(system: System, lattice: Lattice, tuning: LatticeTuning = DE
     The parts of a split search share this mask instead of each paying the
     bounds at every level for its own first nodes.
     """
+    if tuning.coord_min_gain > 1.0:
+        return np.zeros(lattice.D, dtype=np.int64)  # no level can pay: no sample
     run = Run(system, lattice, True, Budget(), tuning)
     walk = lattice.new_walk()
     while int(walk.istate[native.NODES]) < tuning.coord_sample:
