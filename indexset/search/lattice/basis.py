@@ -157,10 +157,10 @@ class Lattice:
         exact integer basis, once per lattice.
         """
         if self._determined is None:
-            levels = [next((j for j in range(self.D) if self.basis[r, j] != 0), self.D - 1) for r in range(self.N)]
-            order = sorted(range(self.N), key=lambda r: levels[r])
-            start = np.searchsorted(np.array(sorted(levels), dtype=np.int64), np.arange(self.D + 1), side="left").astype(np.int64)
-            self._determined = start, np.array(order, dtype=np.int64)
+            nonzero = np.asarray(self.basis != 0, dtype=bool)  # exact: Python ints compared with 0
+            levels = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), self.D - 1)
+            order = np.argsort(levels, kind="stable").astype(np.int64)
+            self._determined = np.searchsorted(levels[order], np.arange(self.D + 1)).astype(np.int64), order
         return self._determined
 
     def new_walk(self) -> native.Walk:
