@@ -139,7 +139,7 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     prepared = time.perf_counter()
     # The NumPy walks exist to answer before Numba loads: once it is loaded (an earlier search of this process),
     # or once this process's NumPy walks have cost one load (ski rental), the kernel walks every tree.
-    numpy_walks = tuning.numpy_walks_once_loaded if kernels_loaded() else numpy_walks_pay(job)
+    numpy_walks = tuning.numpy_walks_once_loaded or (not kernels_loaded() and numpy_walks_pay(job))
     small = small_tree_answer(job) if numpy_walks else SmallTrees(None, job.build(bkz_block=0))
     if small.answer is not None:
         return small.answer

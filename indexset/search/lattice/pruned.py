@@ -1,7 +1,8 @@
 """Incomplete walks for a first solution: limited discrepancy, linear pruning, extreme-pruning trials.
 
 First come limited-discrepancy passes (Harvey and Ginsberg, IJCAI 1995) of
-a strongly reduced basis, beside its linear passes, before the candidate
+a strongly reduced basis (in a process that has loaded the kernels, of the
+default basis first), beside its linear passes, before the candidate
 bases are built: pass k walks the paths whose children, numbered by their
 place in the zig-zag order, sum to at most k, so the tree's first-choice
 path and its near neighbours are tried before anything far from them; on

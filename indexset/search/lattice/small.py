@@ -48,7 +48,7 @@ def numpy_walks_pay(job: Job) -> bool:
     what it would with the best choice made in advance.
     """
     tuning = job.tuning
-    return tuning.numpy_walks_once_loaded or WALKED.nodes * tuning.numpy_node_seconds < tuning.kernel_load_seconds
+    return WALKED.nodes * tuning.numpy_node_seconds < tuning.kernel_load_seconds
 
 
 @dataclass
