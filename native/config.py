@@ -16,6 +16,12 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False}
 """Options of every ``@njit`` kernel: compiled once, cached on disk, GIL released
 so CP-SAT and an enumeration kernel can run side by side in threads."""
 
+REORDERED_SUMS = {"fastmath": {"reassoc", "nsz"}}
+"""Extra options of a kernel declared with ``reorder_sums=True``: LLVM may
+reassociate its float additions (so a sum vectorises) and ignore the sign of
+zero; NaN and infinity keep their IEEE meaning. Only kernels whose float
+results have a proved error bound in any order (MATH.md §6.1) take them."""
+
 _COMPILING = threading.Lock()
 
 
@@ -37,8 +43,9 @@ class Kernel:
     module (another module's names are not rebound).
     """
 
-    def __init__(self, function) -> None:
+    def __init__(self, function, options: dict | None = None) -> None:
         self.py_func = function
+        self.options = {**JIT_OPTIONS, **(options or {})}
         self.dispatcher = None
         functools.update_wrapper(self, function)
 
@@ -53,16 +60,23 @@ def _compile_module(namespace: dict) -> None:
     with _COMPILING:  # enumeration workers may make their first calls at once
         numba = _import_numba()
         kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
-        dispatchers = {name: numba.njit(**JIT_OPTIONS)(value.py_func) for name, value in kernels.items()}
+        dispatchers = {name: numba.njit(**value.options)(value.py_func) for name, value in kernels.items()}
         namespace.update(dispatchers)
         # Set last: a thread that sees a dispatcher (without the lock) sees every name rebound.
         for name, value in kernels.items():
             value.dispatcher = dispatchers[name]
 
 
-def kernel(function) -> Kernel:
-    """Declare ``function`` an indexset kernel, compiled with the shared options at its first call."""
-    return Kernel(function)
+def kernel(function=None, *, reorder_sums: bool = False):
+    """Declare ``function`` an indexset kernel, compiled with the shared options at its first call.
+
+    Used bare (``@kernel``) or with ``reorder_sums=True``, which adds
+    :data:`REORDERED_SUMS`.
+    """
+    options = REORDERED_SUMS if reorder_sums else None
+    if function is None:
+        return lambda f: Kernel(f, options)
+    return Kernel(function, options)
 
 
 def is_loaded(function) -> bool:

@@ -51,20 +51,21 @@ DONE = 2
 PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
-@kernel
-def fixed_point(N):
-    """Clamp and scale of the fixed-point ℓ1 sums of the Hölder test on W_i.
+@kernel(reorder_sums=True)
+def advance_l1(W, bstar, i, diff):
+    """Set ``W[i] = W[i + 1] + diff·bstar[i]`` and return ‖W[i]‖₁.
 
-    Below any box point, ``|W_i[r]| = |⟨w, P_i e_r⟩| ≤ ‖P_i e_r‖₁ ≤ √N``
-    (w ∈ {±1}^N, P_i a projection), so clamping |W_i[r]| at √N + 1 changes
-    no term of a node that has a box point below it; on the others a smaller
-    sum only prunes what has to go anyway. The scale is the largest power of
-    two with clamp·scale ≤ 2^30, so each term converts to an int32 (a
-    conversion AVX2 vectorises; double → int64 needs AVX-512) and the int64
-    sum of N terms cannot overflow.
+    The sum may be added up in any order (the kernel is compiled with
+    reassociation, so it vectorises); its error is at most about N·2⁻⁵³
+    of the sum, far inside the Hölder test's margin (MATH.md §6.1). Each
+    W[i, r] is computed exactly as written (no fused multiply–add).
     """
-    clamp = math.sqrt(N) + 1.0
-    return clamp, 2.0 ** math.floor(math.log2(2.0**30 / clamp))
+    total = 0.0
+    for r in range(W.shape[1]):
+        value = W[i + 1, r] + diff * bstar[i, r]
+        W[i, r] = value
+        total += abs(value)
+    return total
 
 Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact det_start det_rows")
 Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
@@ -318,7 +319,6 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     det_start, det_rows = tree.det_start, tree.det_rows
     D = rr.shape[0]
     N = W.shape[1]
-    clamp, scale = fixed_point(N)
     if istate[PHASE] == 2:
         return DONE
     if istate[PHASE] == 0:
@@ -350,28 +350,22 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
             dn[i] -= 1
         nodes += 1
         diff = xi - ctr[i]
-        # W_i and ‖W_i‖₁. The sum runs in fixed point (fixed_point: clamped
-        # terms in units of 1/scale) because integer sums may be reordered,
-        # so the loop vectorises; truncation makes it at most N/scale low,
-        # which the test below adds back.
-        acc = 0
-        for r in range(N):
-            v = W[i + 1, r] + diff * bstar[i, r]
-            W[i, r] = v
-            acc += np.int64(np.int32(min(abs(v), clamp) * scale))
-        s1 = acc / scale + N / scale
-        s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
-        # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
-        if s2 > s1 + tol * (1.0 + s1):
-            continue
-        # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer, and only ±1 lies in the box.
+        # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer,
+        # and only ±1 lies in the box. Tested first: it reads a few entries,
+        # and a node it cuts needs no W_i.
         determined = True
         for k in range(det_start[i], det_start[i + 1]):
-            a = abs(W[i, det_rows[k]])
+            row = det_rows[k]
+            a = abs(W[i + 1, row] + diff * bstar[i, row])
             if a < 0.5 or a > 1.5:
                 determined = False
                 break
         if not determined:
+            continue
+        s1 = advance_l1(W, bstar, i, diff)
+        s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
+        # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
+        if s2 > s1 + tol * (1.0 + s1):
             continue
         if limit is not None:
             # Limited discrepancy: the k-th child that passes costs k. Later
@@ -487,13 +481,11 @@ def start_below(floor, tree, walk):
     """
     x, ctr, lpart, W, zflag, stale = walk.x, walk.ctr, walk.lpart, walk.W, walk.zflag, walk.stale
     D = tree.rr.shape[0]
-    N = W.shape[1]
     zflag[D] = True
     for j in range(D - 1, floor - 1, -1):
         _enter_level(j, tree, walk)
         diff = x[j] - ctr[j]
-        for r in range(N):
-            W[j, r] = W[j + 1, r] + diff * tree.bstar[j, r]
+        advance_l1(W, tree.bstar, j, diff)
         lpart[j] = lpart[j + 1] + diff * diff * tree.rr[j]
         zflag[j] = zflag[j + 1] and x[j] == 0
         if j > 0 and stale[j - 1] < j:
