@@ -52,8 +52,8 @@ PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
 @kernel(reorder_sums=True)
-def advance_l1(W, bstar, i, diff):
-    """Set ``W[i] = W[i + 1] + diff·bstar[i]`` and return ‖W[i]‖₁.
+def advance_l1(W, bstar, i, diff, width):
+    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm.
 
     The sum may be added up in any order (the kernel is compiled with
     reassociation, so it vectorises); its error is at most about N·2⁻⁵³
@@ -61,13 +61,13 @@ def advance_l1(W, bstar, i, diff):
     W[i, r] is computed exactly as written (no fused multiply–add).
     """
     total = 0.0
-    for r in range(W.shape[1]):
+    for r in range(width):
         value = W[i + 1, r] + diff * bstar[i, r]
         W[i, r] = value
         total += abs(value)
     return total
 
-Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact det_start det_rows")
+Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact det_start")
 Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
 
 Fields
@@ -77,8 +77,9 @@ muT : ndarray of float64, shape (D, D)
 rr : ndarray of float64, shape (D,)
     Squared Gram–Schmidt norms ``‖b*_j‖²``.
 bstar : ndarray of float64, shape (D, N)
-    Gram–Schmidt vectors as rows. N (here and in cinv, chalf and the walk's
-    W) is padded to a multiple of 4 with zero columns (∞ in chalf).
+    Gram–Schmidt vectors as rows, their columns in the order of
+    ``det_start``. N (here and in cinv, chalf and the walk's W) is padded
+    to a multiple of 4 with zero columns (∞ in chalf) at the end.
 cinv, chalf : ndarray of float64, shape (D, N)
     ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
     lbox[i, r] = ``‖P_i e_r‖₁`` plus margin bounding ``|W_i[r]|``.
@@ -111,12 +112,17 @@ offset : ndarray of int64, shape (N,)
     at a leaf (exact test).
 exact : bool
     Whether int64 leaf arithmetic cannot overflow (checked by the caller).
-det_start, det_rows : ndarray of int64, shapes (D + 1,) and (k,)
-    The coordinates determined at each level, as compressed rows:
-    ``det_rows[det_start[i]:det_start[i + 1]]`` are the r whose basis row
-    is zero in the columns below i (``basis[r, j] = 0`` for j < i, and
-    nonzero at i, or level D − 1 for a zero row). Fixing x_i … x_{D−1}
-    then fixes the integer w[r] = W_i[r], which must be ±1.
+det_start : ndarray of int64, shape (D + 1,)
+    The float columns ``det_start[i]:det_start[i + 1]`` are the coordinates
+    determined at level i: those r whose basis row is zero in the columns
+    below i and nonzero at i (level D − 1 for a zero row). Fixing x_i …
+    x_{D−1} fixes the integer w[r] = W_i[r], which must be ±1; below level
+    i, W never changes there. So at level i only the columns before
+    ``det_start[i + 1]`` are updated, and the ``det_start[D] −
+    det_start[i + 1]`` columns determined above i add exactly 1 each to
+    ‖W_i‖₁ (MATH.md §6.1, cut 6). The columns before ``det_start[0]`` are
+    treated as determined nowhere: all entries equal to the true N turn
+    the cut off.
 """
 
 Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc")
@@ -174,7 +180,7 @@ def _coordinate_bounds(i, c, lof, hif, tree, walk):
     """
     W, cinv, chalf, coord = walk.W, tree.cinv, tree.chalf, tree.coord
     lows, highs = walk.lows, walk.highs
-    N = W.shape[1]
+    N = tree.det_start[i + 1]  # the columns where W_i can differ from W_{i+1}: the others add no bound
     counted = coord[0, i] == 1
     if counted:
         coord[1, i] += 1
@@ -271,7 +277,7 @@ def _leaf_ok(tree, walk):
             if s != 1 and s != -1:
                 return False
         return True
-    for r in range(N):
+    for r in range(tree.det_start[0]):  # the cut checked every other column at its level
         a = abs(walk.W[0, r])
         if a < 1.0 - 1e-3 or a > 1.0 + 1e-3:
             return False
@@ -316,9 +322,8 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     bstar, rr, cperp2, tol, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.symmetric
     muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
     partsum, lows, highs, taken, disc = walk.partsum, walk.lows, walk.highs, walk.taken, walk.disc
-    det_start, det_rows = tree.det_start, tree.det_rows
+    det_start = tree.det_start
     D = rr.shape[0]
-    N = W.shape[1]
     if istate[PHASE] == 2:
         return DONE
     if istate[PHASE] == 0:
@@ -354,15 +359,16 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         # and only ±1 lies in the box. Tested first: it reads a few entries,
         # and a node it cuts needs no W_i.
         determined = True
-        for k in range(det_start[i], det_start[i + 1]):
-            row = det_rows[k]
-            a = abs(W[i + 1, row] + diff * bstar[i, row])
+        for r in range(det_start[i], det_start[i + 1]):
+            a = abs(W[i + 1, r] + diff * bstar[i, r])
             if a < 0.5 or a > 1.5:
                 determined = False
                 break
         if not determined:
             continue
-        s1 = advance_l1(W, bstar, i, diff)
+        # W_i where it still changes; each coordinate determined above level i adds exactly 1.
+        live = det_start[i + 1]
+        s1 = advance_l1(W, bstar, i, diff, live) + (det_start[D] - live)
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
         if s2 > s1 + tol * (1.0 + s1):
@@ -432,11 +438,12 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
                 coord[1, i] += 1
             plain_low = math.ceil(lof - 1e-9)
             plain_high = math.floor(hif + 1e-9)
-            for r in range(N):
+            live = det_start[i + 1]
+            for r in range(live):
                 m = c - W[i + 1, r] * cinv[i, r]
                 lows[r] = m - chalf[i, r]
                 highs[r] = m + chalf[i, r]
-            for r in range(N):
+            for r in range(live):
                 if lows[r] > lof:
                     lof = lows[r]
                 if highs[r] < hif:
@@ -485,7 +492,7 @@ def start_below(floor, tree, walk):
     for j in range(D - 1, floor - 1, -1):
         _enter_level(j, tree, walk)
         diff = x[j] - ctr[j]
-        advance_l1(W, tree.bstar, j, diff)
+        advance_l1(W, tree.bstar, j, diff, W.shape[1])
         lpart[j] = lpart[j + 1] + diff * diff * tree.rr[j]
         zflag[j] = zflag[j + 1] and x[j] == 0
         if j > 0 and stale[j - 1] < j:
@@ -566,8 +573,8 @@ def estimate_tree(tree, walk, probes, seed):
                 for r in range(N):
                     s1 += abs(W[i + 1, r] + diff * bstar[i, r])
                 s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
-                for k in range(tree.det_start[i], tree.det_start[i + 1]):
-                    a = abs(W[i + 1, tree.det_rows[k]] + diff * bstar[i, tree.det_rows[k]])
+                for r in range(tree.det_start[i], tree.det_start[i + 1]):
+                    a = abs(W[i + 1, r] + diff * bstar[i, r])
                     if a < 0.5 or a > 1.5:
                         s2 = math.inf  # a determined coordinate off ±1: the child is cut, as in the walk
                 if s2 <= s1 + tol * (1.0 + s1) and count < passing.shape[0]:

@@ -151,8 +151,11 @@ def test_the_determined_coordinates_cut_only_nodes_without_solutions(v, designs,
     system = steiner_triple_system(v)
     built = lattice.build_lattice(reduce_system(system.M, system.t), 20)
     tree = built.tree(coord=np.zeros((3, built.D), dtype=np.int64))  # per-coordinate bounds off, as the engine leaves them on these trees
-    without = tree._replace(det_start=np.zeros(built.D + 1, dtype=np.int64), det_rows=np.zeros(0, dtype=np.int64))
+    without = tree._replace(det_start=np.full(built.D + 1, built.N, dtype=np.int64))  # no coordinate determined
     found, nodes = kernel_walk(system, built, tree)
     found_without, nodes_without = kernel_walk(system, built, without)
     assert len(found) == designs and found == found_without and all(system.is_solution(list(support)) for support in found)
     assert nodes < nodes_without if smaller else nodes <= nodes_without  # on the 9-point tree the cut does cut
+    # The float leaf test (the kernel's path when int64 could overflow) checks the columns the cut did not.
+    assert kernel_walk(system, built, tree._replace(exact=False)) == (found, nodes)
+    assert kernel_walk(system, built, without._replace(exact=False)) == (found, nodes_without)

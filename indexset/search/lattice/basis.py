@@ -60,6 +60,11 @@ class FloatData:
         Coordinates of the target along each b*_j.
     top : ndarray of float64, shape (N,)
         −c⊥, the part of −c outside the lattice span (padded).
+    det_start : ndarray of int64, shape (D + 1,)
+        As in :class:`indexset.native.enumerate.Tree`: the columns of the
+        float arrays (bstar, cinv, chalf, top) are in the kernel's order:
+        the coordinates by the level that determines them
+        (:meth:`Lattice.determined`), then the padding.
     radius2 : float
         Squared search radius with margin: every box point's lattice part is within it.
     basis, offset : ndarray of int64
@@ -81,6 +86,7 @@ class FloatData:
     bound2: np.ndarray
     basis: np.ndarray
     offset: np.ndarray
+    det_start: np.ndarray
 
     def bounded(self, bound2: np.ndarray | None) -> FloatData:
         """The same data under the per-level bounds ``bound2`` (None: unchanged)."""
@@ -144,17 +150,18 @@ class Lattice:
         if coord is None:
             coord = np.zeros((3, self.D), dtype=np.int64)
             coord[0] = 1
-        det_start, det_rows = self.determined()
         return native.Tree(data.muT, data.rr, data.bstar, data.cinv, data.chalf, data.hold, data.ylo, data.yhi,
                            data.bound2 if bound2 is None else bound2, data.cperp2, MARGIN, self.symmetric, coord,
-                           data.basis, data.offset, self.exact, det_start, det_rows)
+                           data.basis, data.offset, self.exact, data.det_start)
 
     def determined(self) -> tuple[np.ndarray, np.ndarray]:
-        """The coordinates each level determines, as the kernel's ``det_start`` and ``det_rows`` (MATH.md §6.1, cut 6).
+        """The coordinates each level determines (MATH.md §6.1, cut 6): ``(start, order)``.
 
         Coordinate r is determined at level i = min{j : basis[r, j] ≠ 0}
-        (D − 1 for a zero row): from there on w[r] = W_i[r]. Read off the
-        exact integer basis, once per lattice.
+        (D − 1 for a zero row): from there on w[r] = W_i[r]. ``order`` lists
+        the coordinates by that level (stably), and those of level i are
+        ``order[start[i]:start[i + 1]]``. Read off the exact integer basis,
+        once per lattice.
         """
         if self._determined is None:
             nonzero = np.asarray(self.basis != 0, dtype=bool)  # exact: Python ints compared with 0
@@ -319,14 +326,19 @@ def _float_data(lattice: Lattice) -> None:
     widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
     lattice.exact = widest * max(bound, 1) < 2**62
     extra = -N % 4  # the ambient dimension padded to a multiple of 4 for the unrolled kernel loops
+    start, order = lattice.determined()
+    # The kernel's column order: the coordinates by the level that determines them, so that those
+    # W_i still changes in are a prefix (MATH.md §6.1, cut 6), then the padding.
+    columns = np.concatenate([order, np.arange(N, N + extra)])
     lattice.data = FloatData(
         muT=mu.T.copy(), rr=rr, tgt=inside / diag, ylo=ylo, yhi=yhi,
         hold=np.abs(bstar).sum(axis=1) / rr * (1 + 1e-9) + MARGIN,
         # Zero columns of b* and 1/b*, ∞ half-widths and zeros of −c⊥ change no bound.
-        bstar=_pad(bstar, extra, 0.0),
-        cinv=_pad(np.where(tiny, 0.0, 1.0 / safe), extra, 0.0),
-        chalf=_pad(np.where(tiny, np.inf, _box_bounds(Q) / np.abs(safe)), extra, np.inf),
-        top=np.concatenate([-outside, np.zeros(extra)]),
+        bstar=_kernel_columns(bstar, extra, 0.0, columns),
+        cinv=_kernel_columns(np.where(tiny, 0.0, 1.0 / safe), extra, 0.0, columns),
+        chalf=_kernel_columns(np.where(tiny, np.inf, _box_bounds(Q) / np.abs(safe)), extra, np.inf, columns),
+        top=np.concatenate([-outside, np.zeros(extra)])[columns],
+        det_start=start,
         cperp2=cperp2, radius2=radius2,
         bound2=np.full(D, radius2),  # the complete search: the radius at every level
         basis=basis.astype(np.int64) if lattice.exact else np.zeros((N, D), dtype=np.int64),
@@ -334,9 +346,14 @@ def _float_data(lattice: Lattice) -> None:
     )
 
 
-def _pad(a: np.ndarray, extra: int, fill: float) -> np.ndarray:
-    """``a`` with ``extra`` more columns of ``fill``."""
-    return np.hstack([a, np.full((a.shape[0], extra), fill)]) if extra else a
+def _kernel_columns(a: np.ndarray, extra: int, fill: float, columns: np.ndarray) -> np.ndarray:
+    """``a`` with ``extra`` more columns of ``fill``, its columns then taken in the order ``columns``, C-contiguous.
+
+    Contiguous rows let the kernel's loops vectorise (a column gather
+    returns another layout, which Numba compiles as strided).
+    """
+    padded = np.hstack([a, np.full((a.shape[0], extra), fill)]) if extra else a
+    return np.ascontiguousarray(padded[:, columns])
 
 
 def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
