@@ -84,22 +84,21 @@ class Cluster:
         self._variables = []  # cut-off Variables to delete on close
         self._own_tracker = False  # whether starting our workers started multiprocessing's resource tracker
 
-    def accepts(self, estimated_nodes, seconds_left: float | None = None) -> bool:
-        """Whether a split search of this predicted size should use the cluster.
+    def accepts(self, predicted_seconds: float | None, seconds_left: float | None = None) -> bool:
+        """Whether a split search predicted to take ``predicted_seconds`` on one core should use the cluster.
 
         A local cluster that is not running yet is started only for searches
-        predicted to take at least ``min_seconds``, when at least that much
-        time is left, and never again after it failed to start.
+        predicted (by the caller's cost model) to take at least
+        ``min_seconds``, when at least that much time is left, and never
+        again after it failed to start.
         """
         if self._client is not None or self.scheduler is not None:
             return True  # running (or remote) cluster: a split costs only task overhead
-        if self.problem is not None or estimated_nodes is None:
+        if self.problem is not None or predicted_seconds is None:
             return False  # failed before, or a small lattice (no estimate): seconds at most
         if seconds_left is not None and seconds_left < self.min_seconds:
             return False
-        from indexset.search.lattice.tuning import DEFAULT
-
-        return float(estimated_nodes) * DEFAULT.node_seconds >= self.min_seconds
+        return float(predicted_seconds) >= self.min_seconds
 
     def client(self):
         """The Dask client, connecting or starting the local cluster on first use.

@@ -171,7 +171,7 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
         if found:
             trace.note(nodes=trace.get("pruned")["nodes"])
             return answers.walked(job, found, False, None, trace.record)
-    if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(trace.get("estimated_nodes"), budget.remaining()):
+    if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(choice.predicted_seconds(job), budget.remaining()):
         outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning)
         if outcome is not None:
             solutions, complete, interrupted, facts = outcome
