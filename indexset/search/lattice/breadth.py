@@ -9,9 +9,10 @@ leaves before the next (depth first across chunks), so a first solution
 can end a walk before the whole tree is made, and memory stays bounded.
 Two differences from the kernel, both sound: the per-coordinate bounds
 are on at every level (the kernel switches them off where they stop
-paying), and the kernel's cut on determined coordinates is left out. Per node it is much slower than the compiled
-kernel; it needs no Numba, whose loading costs more than the whole walk
-of a tree of a few thousand nodes. A walk may stop at a node
+paying), and the kernel's cut on determined coordinates is left out.
+Per node it is much slower than the compiled kernel; it needs no Numba,
+whose loading costs more than the whole walk of a tree of a few thousand
+nodes. A walk may stop at a node
 budget, or (``until``) at its first solutions; only a walk that ran to
 the end is complete.
 """
