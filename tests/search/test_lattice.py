@@ -570,14 +570,42 @@ def test_candidates_reduced_while_the_kernels_load_are_those_the_estimate_would_
         best, facts, bases = choice.lattice, choice.facts, choice.bases
         paid = tuning.max_candidates - 1 if share else 3 if loading else 0
         assert facts["candidates"] == 1 + paid and len(bases) == 1 + paid and facts["estimated_nodes"] > 0
-        # The bases the loading pays for come before the estimate, the others after it.
+        # The bases the loading pays for come before the first estimate, the others after it; a later
+        # estimate follows a build (of a candidate that beat the best so far).
         before = 3 if loading else 0
-        assert calls == ["build"] * before + ["estimate"] + ["build"] * (paid - before)
+        assert calls[:before + 1] == ["build"] * before + ["estimate"] and calls.count("build") == paid
+        assert all(calls[k - 1] == "build" for k in range(before + 1, len(calls)) if calls[k] == "estimate")
+        # The estimate in the facts is the chosen basis's own.
+        assert facts["estimated_nodes"] == int(estimate(best, tuning.estimate_probes, job.seed))
         assert bases[0] is best and any(basis is reduced for basis in bases)
         assert lattice.profile_score(best) == max(lattice.profile_score(basis) for basis in bases)
         chosen[loading] = [basis.basis for basis in bases]
     if share:  # the k-th candidate is the same whether it was reduced before the estimate or after it
         assert len(chosen[False]) == len(chosen[True]) and all(np.array_equal(a, b) for a, b in zip(chosen[False], chosen[True], strict=True))
+
+
+@pytest.mark.parametrize("paid_by_default", [2, 5])
+def test_candidates_stop_once_the_chosen_basis_pays_for_no_more(paid_by_default):
+    from indexset.search.lattice.walk import estimate_nodes
+
+    system = star_system(np.random.default_rng(4), 2, 50, 1000)
+    reduction = reduce_system(system.M, system.t)
+    lll = lattice.build_lattice(reduction)
+    reduced = lattice.build_lattice(reduction, DEFAULT.bkz_block)
+    cost = DEFAULT.basis_seconds * reduced.D**2
+    default_nodes = estimate_nodes(reduced, DEFAULT.estimate_probes, 3)
+    # A share at which the default basis's estimate pays for ``paid_by_default`` candidates (plus a half, against rounding).
+    share = (paid_by_default + 0.5) * cost / (default_nodes * DEFAULT.node_seconds)
+    tuning = replace(DEFAULT, candidate_share=share)
+    job = lattice.Job(system, reduction, seed=3, tuning=tuning, bkz_block=DEFAULT.bkz_block, embedding="cvp")
+    choice = lattice.choose_lattice(job, lattice.default_choice(job, lll, reduced))
+    chosen_nodes = estimate_nodes(choice.lattice, tuning.estimate_probes, job.seed)
+    assert choice.facts["estimated_nodes"] == int(chosen_nodes)
+    tried = choice.facts.get("candidates", 1) - 1
+    pays = min(tuning.max_candidates - 1, int(share * int(chosen_nodes) * tuning.node_seconds / cost))
+    assert pays <= tried <= tuning.max_candidates - 1
+    if choice.lattice is reduced:  # no candidate beat the default: exactly what its estimate pays for
+        assert tried == min(tuning.max_candidates - 1, paid_by_default)
 
 
 def test_the_kernels_load_on_the_lll_basis_when_the_bkz_one_has_a_numerics_problem(monkeypatch):

@@ -85,17 +85,18 @@ def default_choice(job: Job, lll: Lattice | None = None, reduced: Lattice | None
 def choose_lattice(job: Job, default: Choice, loading: bool = False, stronger: Lattice | None = None) -> Choice:
     """The default reduced basis, or the best of several when they pay.
 
-    A Knuth estimate of the tree size of the default basis (``default``,
-    from :func:`default_choice`) decides how much time further candidates
-    may take: ``candidate_share`` of the predicted enumeration time, none
-    when the search looks hopeless anyway (``hopeless_seconds``).
-    ``loading`` says that the kernels are loading in another thread: the
-    estimate waits for them, so first the candidates that
-    ``kernel_load_seconds`` pays for are reduced, beside the load, and the
-    estimate then pays for the rest, if more. At most a tenth of the time
-    left, at most ``max_candidates`` bases in all; the candidate with the
-    best :func:`profile_score` wins. ``stronger``: the first candidate
-    (:func:`stronger_basis`), when the caller has built it already.
+    The candidates (:func:`_candidates`) are bought one at a time, while
+    they cost at most ``candidate_share`` of the predicted enumeration
+    time of the basis the walk would take now: the best so far by
+    :func:`profile_score` (the first of equals: the default basis), whose
+    tree a Knuth estimate sizes each time a candidate beats it. None when
+    the search looks hopeless anyway (``hopeless_seconds``). ``loading``
+    says that the kernels are loading in another thread: the estimate
+    waits for them, so first the candidates that ``kernel_load_seconds``
+    pays for are reduced, beside the load. At most a tenth of the time
+    left, at most ``max_candidates`` bases in all. ``stronger``: the first
+    candidate (:func:`stronger_basis`), when the caller has built it
+    already. The chosen basis's estimate is the one in the facts.
     """
     tuning, lattice, facts = job.tuning, default.lattice, dict(default.facts)
     if not lattice.searchable or tuning.split_from >= lattice.D or tuning.candidates_from > lattice.D:
@@ -106,15 +107,26 @@ def choose_lattice(job: Job, default: Choice, loading: bool = False, stronger: L
     free = tuning.kernel_load_seconds if loading and "estimated_nodes" not in facts else 0.0
     rng = np.random.default_rng(job.seed)  # one stream: the k-th candidate is the same in either phase
     built = 1 if stronger is not None else 0  # paid for already
-    others, tried = _candidates(job, rng, max(built, _affordable(job, free, cost)), 0, stronger)
-    facts = _estimated(job, lattice, facts)
-    more, tried_more = _candidates(job, rng, _affordable(job, max(_candidate_seconds(job, facts), free), cost) - tried, tried)
-    others, tried = others + more, tried + tried_more
-    if not tried:
-        return Choice(lattice, facts, [lattice])
-    facts["candidates"] = tried + 1
-    best = max([lattice, *others], key=profile_score)  # the first of equals: the default basis
-    return Choice(best, facts, [best] + [basis for basis in [lattice, *others] if basis is not best])
+    bases, tried = _candidates(job, rng, max(built, _affordable(job, free, cost)), 0, stronger)
+    bases.insert(0, lattice)
+    scores = [profile_score(basis) for basis in bases]
+    best = int(np.argmax(scores))  # the first of equals: the default basis
+    nodes = facts["estimated_nodes"] if best == 0 and "estimated_nodes" in facts else _estimate(job, bases[best])
+    while tried < _affordable(job, max(_candidate_seconds(job, nodes), free), cost):
+        more, count = _candidates(job, rng, 1, tried)
+        tried += count
+        if not count:
+            break  # the budget ran out
+        if more:
+            bases.append(more[0])
+            scores.append(profile_score(more[0]))
+            if scores[-1] > scores[best]:
+                best, nodes = len(bases) - 1, _estimate(job, more[0])
+    facts["estimated_nodes"] = nodes
+    if tried:
+        facts["candidates"] = tried + 1
+    chosen = bases[best]
+    return Choice(chosen, facts, [chosen] + [basis for basis in bases if basis is not chosen])
 
 
 def estimated(job: Job, choice: Choice) -> Choice:
@@ -128,12 +140,13 @@ def stronger_pays(job: Job, default: Choice) -> bool:
     lattice = default.lattice
     if not lattice.searchable or job.tuning.candidates_from > lattice.D or job.tuning.split_from >= lattice.D:
         return False
-    return _affordable(job, _candidate_seconds(job, estimated(job, default).facts), job.basis_seconds(lattice.D)) >= 1
+    nodes = estimated(job, default).facts["estimated_nodes"]
+    return _affordable(job, _candidate_seconds(job, nodes), job.basis_seconds(lattice.D)) >= 1
 
 
-def _candidate_seconds(job: Job, facts: dict) -> float:
-    """Seconds the estimate in ``facts`` pays for candidates: ``candidate_share`` of the predicted walk, none when hopeless."""
-    predicted = job.node_seconds(facts["estimated_nodes"])
+def _candidate_seconds(job: Job, nodes: float) -> float:
+    """Seconds a tree of ``nodes`` estimated nodes pays for candidates: ``candidate_share`` of its predicted walk, none when hopeless."""
+    predicted = job.node_seconds(nodes)
     return job.tuning.candidate_share * predicted if predicted < job.tuning.hopeless_seconds else 0.0
 
 
@@ -201,5 +214,10 @@ def _basis_that_pays(job: Job, lll: Lattice | None = None, reduced: Lattice | No
 def _estimated(job: Job, lattice: Lattice, facts: dict, probes: int | None = None) -> dict:
     """``facts`` with the tree-size estimate of a searchable lattice of more than ``split_from`` levels (``estimate_probes`` descents unless ``probes``)."""
     if lattice.searchable and job.tuning.split_from < lattice.D and "estimated_nodes" not in facts:
-        facts["estimated_nodes"] = int(estimate_nodes(lattice, probes or job.tuning.estimate_probes, job.seed))
+        facts["estimated_nodes"] = _estimate(job, lattice, probes)
     return facts
+
+
+def _estimate(job: Job, lattice: Lattice, probes: int | None = None) -> int:
+    """Knuth's estimate of the tree size of a searchable lattice (``estimate_probes`` descents unless ``probes``, seeded by the job)."""
+    return int(estimate_nodes(lattice, probes or job.tuning.estimate_probes, job.seed))

@@ -29,7 +29,7 @@ class LatticeTuning:
     candidates_from: int = 40  # lattice dimension from which several reduced bases may be tried.
     max_candidates: int = 8  # most reduced bases compared by their Gaussian-heuristic score.
     stronger_block: int = 30  # the first candidate is the default order reduced with this BKZ block (when larger than the default's).
-    candidate_share: float = 0.05  # share of the predicted enumeration time spent on candidate bases.
+    candidate_share: float = 0.1  # share of the predicted enumeration time of the best basis so far spent on further candidates.
     hopeless_seconds: float = 1e5  # predicted enumeration seconds beyond which the estimate pays for no candidates.
     estimate_probes: int = 4000  # random descents of the kernel's tree-size estimate.
     # Cost model (seconds), which keeps choices reproducible for a seed: no clock decides them.
