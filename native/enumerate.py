@@ -55,19 +55,22 @@ PREFIX = 3
 def advance_l1(W, bstar, i, diff, width):
     """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm.
 
-    The sum may be added up in any order (the kernel is compiled with
-    reassociation, so it vectorises); its error is at most about N·2⁻⁵³
-    of the sum, far inside the Hölder test's margin (MATH.md §6.1). Each
-    W[i, r] is computed exactly as written (no fused multiply–add).
+    In W's precision: float64, or float32 when the tree's margins cover its
+    error (``diff`` is rounded to it first). The sum may be added up in any
+    order (the kernel is compiled with reassociation, so it vectorises);
+    its error is at most about N·u of the sum (u the unit roundoff), inside
+    the Hölder test's margin (MATH.md §6.1). Each W[i, r] is computed
+    exactly as written (no fused multiply–add).
     """
-    total = 0.0
+    step = W.dtype.type(diff)
+    total = W.dtype.type(0.0)
     for r in range(width):
-        value = W[i + 1, r] + diff * bstar[i, r]
+        value = W[i + 1, r] + step * bstar[i, r]
         W[i, r] = value
         total += abs(value)
     return total
 
-Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol symmetric coord basis offset exact det_start")
+Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol tol_abs symmetric coord basis offset exact det_start")
 Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
 
 Fields
@@ -76,9 +79,11 @@ muT : ndarray of float64, shape (D, D)
     Gram–Schmidt coefficients transposed, ``muT[j, l] = μ_{l,j}`` for l > j.
 rr : ndarray of float64, shape (D,)
     Squared Gram–Schmidt norms ``‖b*_j‖²``.
-bstar : ndarray of float64, shape (D, N)
+bstar : ndarray of float64 or float32, shape (D, N)
     Gram–Schmidt vectors as rows, their columns in the order of
-    ``det_start``. N (here and in cinv, chalf and the walk's W) is padded
+    ``det_start``; float32 when the walk keeps W in single precision
+    (its W then has the same type, and ``tol``, ``tol_abs`` and ``chalf``
+    cover the error, MATH.md §6.1). N (here and in cinv, chalf and the walk's W) is padded
     to a multiple of 4 with zero columns (∞ in chalf) at the end.
 cinv, chalf : ndarray of float64, shape (D, N)
     ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
@@ -94,8 +99,9 @@ bound2 : ndarray of float64, shape (D,)
     incomplete pruned pass (a pruning profile).
 cperp2 : float
     ``‖c⊥‖²``: the squared norm of the part of w outside the lattice span.
-tol : float
-    Margin of the Hölder test on W_i.
+tol, tol_abs : float
+    Relative and absolute margins of the Hölder test on W_i:
+    ``‖W_i‖² > ‖W_i‖₁ + tol·(1 + ‖W_i‖₁) + tol_abs`` cuts.
 symmetric : bool
     The target is 0 and x, −x give the same answer: enumerate one.
 coord : ndarray of int64, shape (3, D)
@@ -138,7 +144,7 @@ ctr : ndarray of float64, shape (D,)
     Centre of each level's interval.
 lpart : ndarray of float64, shape (D + 1,)
     Squared norm of the lattice part fixed so far.
-W : ndarray of float64, shape (D + 1, N)
+W : ndarray of float64 or float32 (the tree's bstar type), shape (D + 1, N)
     ``W[i]`` the part of w orthogonal to b_0 … b_{i−1}; ``W[D]`` holds −c⊥.
 lo, hi, up, dn : ndarray of int64, shape (D,)
     Admissible interval of each level and its two zig-zag pointers.
@@ -319,7 +325,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     """
     istate, x, ctr, lpart, W = walk.istate, walk.x, walk.ctr, walk.lpart, walk.W
     up, dn, lo, hi, zflag, stale = walk.up, walk.dn, walk.lo, walk.hi, walk.zflag, walk.stale
-    bstar, rr, cperp2, tol, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.symmetric
+    bstar, rr, cperp2, tol, tol_abs, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.tol_abs, tree.symmetric
     muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
     partsum, lows, highs, taken, disc = walk.partsum, walk.lows, walk.highs, walk.taken, walk.disc
     det_start = tree.det_start
@@ -371,7 +377,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         s1 = advance_l1(W, bstar, i, diff, live) + (det_start[D] - live)
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
-        if s2 > s1 + tol * (1.0 + s1):
+        if s2 > s1 + tol * (1.0 + s1) + tol_abs:
             continue
         if limit is not None:
             # Limited discrepancy: the k-th child that passes costs k. Later
@@ -502,7 +508,7 @@ def start_below(floor, tree, walk):
     walk.istate[PHASE] = 1
 
 
-def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> Walk:
+def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray, dtype=np.float64) -> Walk:
     """A fresh :class:`Walk` of a tree with D levels and (padded) ambient dimension N.
 
     Parameters
@@ -513,8 +519,10 @@ def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray) -> Walk:
         W at the top of the tree (−c⊥, the part of −c outside the lattice span).
     tgt : ndarray of float64, shape (D,)
         Coordinates of the target c along each b*_j.
+    dtype : numpy dtype
+        Of W: the tree's ``bstar.dtype``.
     """
-    W = np.zeros((D + 1, N), dtype=np.float64)
+    W = np.zeros((D + 1, N), dtype=dtype)
     W[D] = top
     partsum = np.zeros((D, D + 1), dtype=np.float64)
     partsum[:, D] = tgt
@@ -577,7 +585,7 @@ def estimate_tree(tree, walk, probes, seed):
                     a = abs(W[i + 1, r] + diff * bstar[i, r])
                     if a < 0.5 or a > 1.5:
                         s2 = math.inf  # a determined coordinate off ±1: the child is cut, as in the walk
-                if s2 <= s1 + tol * (1.0 + s1) and count < passing.shape[0]:
+                if s2 <= s1 + tol * (1.0 + s1) + tree.tol_abs and count < passing.shape[0]:
                     passing[count] = xi
                     count += 1
             if count == 0 or i == 0:

@@ -7,6 +7,8 @@ against brute force or the planted solution, never against this module.
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from indexset.search.system import System, plain_system
@@ -29,3 +31,10 @@ def star_system(rng, d, n, bound):
     M = np.array([[int(down[a, i]) * int(up[i, b]) for i in range(n)] for a in range(d) for b in range(d)], dtype=object)
     t = np.array([-1 if a == b else 0 for a in range(d) for b in range(d)], dtype=object)
     return System(M, t, None, [(a, b) for a in range(d) for b in range(d)])
+
+
+def steiner_triple_system(v):
+    """The Kramer–Mesner system of the 2-(v, 3, 1) designs with the trivial group: pairs × triples, every pair covered once."""
+    pairs, triples = list(combinations(range(v), 2)), list(combinations(range(v), 3))
+    M = np.array([[int(set(pair) <= set(triple)) for triple in triples] for pair in pairs])
+    return plain_system(M, np.ones(len(pairs), dtype=np.int64))

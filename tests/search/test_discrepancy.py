@@ -8,8 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from indexset.native import enumerate as kernel
-from systems import random_system
+from systems import random_system, steiner_triple_system
 from tunings import KERNEL_WALK
+from walks import kernel_walk
 
 from indexset.budget import Budget
 from indexset.search import lattice
@@ -120,30 +121,6 @@ def test_once_the_kernels_are_loaded_the_kernel_walks_small_trees_and_first_solu
 def _tiny():
     """A 1 × 3 system with a one-dimensional lattice: the cheapest kernel call loads the kernels."""
     return np.array([[1, 1, 1]], dtype=object), np.array([1], dtype=object)
-
-
-def kernel_walk(system, built, tree):
-    """Every support the kernel's complete walk of ``tree`` finds, and its node count (driven here, call by call)."""
-    walk, found = built.new_walk(), set()
-    while True:
-        status = kernel.enumerate_box(tree, walk, built.D, -1, 1 << 20)
-        if status == kernel.FOUND:
-            support = lattice.decode(built, walk.x, system)
-            if support is not None:
-                found.add(tuple(support))
-        elif status == kernel.DONE:
-            return found, int(walk.istate[kernel.NODES])
-
-
-def steiner_triple_system(v):
-    """The Kramer–Mesner system of the 2-(v, 3, 1) designs with the trivial group: pairs × triples, every pair covered once."""
-    from itertools import combinations
-
-    from indexset.search.system import plain_system
-
-    pairs, triples = list(combinations(range(v), 2)), list(combinations(range(v), 3))
-    M = np.array([[int(set(pair) <= set(triple)) for triple in triples] for pair in pairs])
-    return plain_system(M, np.ones(len(pairs), dtype=np.int64))
 
 
 @pytest.mark.parametrize(("v", "designs", "smaller"), [(7, 30, False), (9, 840, True)])  # v!/|Aut|: 7!/168 Fano planes, 9!/432 AG(2, 3)

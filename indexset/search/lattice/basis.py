@@ -19,6 +19,7 @@ time, never a solution or a wrong answer (MATH.md §6.1).
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import asdict, dataclass, replace
 
@@ -134,25 +135,36 @@ class Lattice:
         self.exact = False
         self.bkz_block = 0
         self._determined = None
+        self._bstar32 = None
 
     @property
     def searchable(self) -> bool:
         """Whether a tree is to be walked: the float data are trusted and no exact proof already says no box point exists."""
         return self.problem is None and not self.infeasible
 
-    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None) -> native.Tree:
+    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None, single: bool = False) -> native.Tree:
         """The kernel's :class:`~indexset.native.enumerate.Tree` (under ``bound2``, default the radius at every level).
 
         ``coord`` is the per-level switch and counters of the per-coordinate
-        bounds (default: on at every level, fresh counters).
+        bounds (default: on at every level, fresh counters). ``single``:
+        keep W in float32 when :func:`single_precision` allows it (an exact
+        leaf test and a small error bound), with margins that cover it.
         """
         data = self.data
         if coord is None:
             coord = np.zeros((3, self.D), dtype=np.int64)
             coord[0] = 1
-        return native.Tree(data.muT, data.rr, data.bstar, data.cinv, data.chalf, data.hold, data.ylo, data.yhi,
-                           data.bound2 if bound2 is None else bound2, data.cperp2, MARGIN, self.symmetric, coord,
-                           data.basis, data.offset, self.exact, data.det_start)
+        bound2 = data.bound2 if bound2 is None else bound2
+        bstar, chalf, tol, tol_abs = data.bstar, data.chalf, MARGIN, 0.0
+        margins = single_precision(self, bound2) if single else None
+        if margins is not None:
+            if self._bstar32 is None:
+                self._bstar32 = data.bstar.astype(np.float32)
+            relative, absolute = margins
+            bstar, tol, tol_abs = self._bstar32, MARGIN + relative, absolute
+            chalf = chalf + absolute * np.abs(data.cinv)  # cut 3 reads W too
+        return native.Tree(data.muT, data.rr, bstar, data.cinv, chalf, data.hold, data.ylo, data.yhi, bound2, data.cperp2, tol, tol_abs,
+                           self.symmetric, coord, data.basis, data.offset, self.exact, data.det_start)
 
     def determined(self) -> tuple[np.ndarray, np.ndarray]:
         """The coordinates each level determines (MATH.md §6.1, cut 6): ``(start, order)``.
@@ -170,9 +182,10 @@ class Lattice:
             self._determined = np.searchsorted(levels[order], np.arange(self.D + 1)).astype(np.int64), order
         return self._determined
 
-    def new_walk(self) -> native.Walk:
-        """A fresh walk of the whole tree."""
-        return native.new_walk(self.D, self.data.top.shape[0], self.data.top, self.data.tgt)
+    def new_walk(self, tree: native.Tree | None = None) -> native.Walk:
+        """A fresh walk of the whole tree (of ``tree``'s precision; default float64)."""
+        dtype = np.float64 if tree is None else tree.bstar.dtype
+        return native.new_walk(self.D, self.data.top.shape[0], self.data.top, self.data.tgt, dtype)
 
     def payload(self) -> dict:
         """Plain data (numpy arrays, ints, bools) from which :meth:`from_payload` rebuilds it.
@@ -190,6 +203,42 @@ class Lattice:
         lattice.data = None if payload["data"] is None else FloatData(**payload["data"])
         lattice.exact = bool(payload["exact"])
         return lattice
+
+
+SINGLE_ROUNDOFF = 2.0**-24
+"""Unit roundoff of float32."""
+
+MAX_SINGLE_ERROR = 0.05
+"""Largest bound on the ℓ1 error of a float32 W for which a walk keeps W in float32."""
+
+
+def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float] | None:
+    """The margins ``(relative, absolute)`` that cover a float32 W, or None when W stays in float64.
+
+    MATH.md §6.1 ("W in single precision"): along any path of the walk,
+    every W_i in float32 is within ``E`` of its float64 value in ℓ1 norm,
+
+        E = 1.001·u·(‖c⊥‖₁ + Σ_j (4.0001·hold_j·‖b*_j‖₁ + √N·ρ)),
+
+    u = 2⁻²⁴, ρ² the largest squared norm a node's W can have (``bound2``
+    plus ‖c⊥‖²), and a float32 sum of N terms in any order is within
+    (N − 1)·u/(1 − (N − 1)·u) of the sum, relative. Only for exact
+    lattices (their leaves are tested with integers, not with W) and
+    when E ≤ ``MAX_SINGLE_ERROR`` (the determined-coordinates cut reads W
+    to within 1/2).
+    """
+    data = lattice.data
+    N = lattice.N
+    if data is None or not lattice.exact or N * SINGLE_ROUNDOFF > 1e-3:
+        return None
+    u = SINGLE_ROUNDOFF
+    rho = math.sqrt((float(np.max(bound2)) + data.cperp2) * (1 + 1e-6))
+    steps = 4.0001 * (data.hold * 1.01) * np.abs(data.bstar).sum(axis=1)
+    error = 1.001 * u * (float(np.abs(data.top).sum()) + float(steps.sum()) + lattice.D * math.sqrt(N) * rho)
+    if error > MAX_SINGLE_ERROR:
+        return None
+    summation = (N - 1) * u / (1 - (N - 1) * u)
+    return 1.01 * summation, 1.01 * error
 
 
 def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp", shuffle=None, budget: Budget | None = None,

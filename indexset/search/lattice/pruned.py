@@ -193,7 +193,7 @@ class _Passes:
                 run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
-                ended = run.drive(task.lattice.new_walk(), task.lattice.D, -1, progress=on_chunk)
+                ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes

@@ -62,6 +62,7 @@ class LatticeTuning:
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
     pruner_seconds: float = 60.0  # most seconds of the child process that runs fpylll's Pruner.
     # The kernel's walk.
+    single_precision: bool = True  # W in float32 where its error bound allows (exact leaf tests; margins that cover it, MATH.md §6.1).
     chunk_seconds: float = 0.05  # target wall time of one kernel call between time-limit, stop and progress checks.
     coord_sample: int = 1 << 20  # nodes after which the per-coordinate bounds stay on only where they paid.
     coord_min_gain: float = 2.0  # they pay at a level where they narrowed at least this share of the intervals (above 1: nowhere; then off from the start).

@@ -71,8 +71,12 @@ class Run:
         coord = np.zeros((3, lattice.D), dtype=np.int64)
         coord[0] = 1 if coord_mask is None else 2 * (np.asarray(coord_mask) > 0)  # a fixed mask is settled
         self.adapted = coord_mask is not None
-        self.tree = lattice.tree(bound2, coord)
+        self.tree = lattice.tree(bound2, coord, tuning.single_precision)
         self.limit = limit
+
+    def new_walk(self) -> native.Walk:
+        """A fresh walk of the run's tree (in its precision)."""
+        return self.lattice.new_walk(self.tree)
 
     def halted(self) -> bool:
         """Whether to stop now (recording why, once)."""
@@ -141,7 +145,7 @@ class Run:
 
 def walk_whole(run: Run, progress=None) -> bool:
     """Walk the whole tree in the calling thread (True when exhausted)."""
-    return run.drive(run.lattice.new_walk(), run.lattice.D, -1, progress=progress)
+    return run.drive(run.new_walk(), run.lattice.D, -1, progress=progress)
 
 
 def walk_shared(run: Run, workers: int, progress, start: float) -> bool:
@@ -183,7 +187,7 @@ def walk_shared(run: Run, workers: int, progress, start: float) -> bool:
 
 def _walk_below(run: Run, prefix: np.ndarray, level: int) -> bool:
     """Search the subtree below the fixed top coordinates ``x[level:] = prefix`` (True when exhausted)."""
-    walk = run.lattice.new_walk()
+    walk = run.new_walk()
     walk.x[level:] = prefix
     native.start_below(level, run.tree, walk)
     return run.drive(walk, level, -1)
@@ -234,7 +238,7 @@ def coordinate_mask(system: System, lattice: Lattice, tuning: LatticeTuning = DE
     if tuning.coord_min_gain > 1.0:
         return np.zeros(lattice.D, dtype=np.int64)  # no level can pay: no sample
     run = Run(system, lattice, True, Budget(), tuning)
-    walk = lattice.new_walk()
+    walk = run.new_walk()
     while int(walk.istate[native.NODES]) < tuning.coord_sample:
         if native.enumerate_box(run.tree, walk, lattice.D, -1, tuning.coord_sample) == native.DONE:
             break
@@ -308,7 +312,7 @@ def _split(run: Run, target: int):
     level = D - 1
     while True:
         found = []
-        if not run.drive(run.lattice.new_walk(), D, level, on_prefix=found.append):
+        if not run.drive(run.new_walk(), D, level, on_prefix=found.append):
             return None, level
         if len(found) >= target or level <= run.tuning.split_from // 2 or not found:
             return found, level
