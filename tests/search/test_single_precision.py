@@ -10,17 +10,15 @@ import pytest
 from indexset.native import enumerate as kernel
 from reference import mitm_solutions
 from systems import random_system, steiner_triple_system
+from tunings import KERNEL_WALK
 from walks import kernel_walk
 
 from indexset.search import lattice
 from indexset.search.lattice import search
 from indexset.search.lattice.basis import single_precision
-from indexset.search.lattice.tuning import DEFAULT
 from indexset.search.reduce import reduce_system
 from indexset.search.system import build_system
 from indexset.workflows import construct
-
-DOUBLE = replace(DEFAULT, single_precision=False)
 
 
 def _planted(seed):
@@ -44,7 +42,7 @@ def test_single_and_double_walks_find_every_design(v):
 def test_counts_in_single_and_double_precision_match_the_reference(seed):
     instance, system = _planted(seed)
     expected = sorted(mitm_solutions(instance))
-    for tuning in (DEFAULT, DOUBLE):
+    for tuning in (KERNEL_WALK, replace(KERNEL_WALK, single_precision=False)):
         result = search(system, find_all=True, workers=2, tuning=tuning)
         assert result.status == ("feasible" if expected else "infeasible") and result.complete
         assert sorted(result.solutions) == expected
@@ -52,8 +50,10 @@ def test_counts_in_single_and_double_precision_match_the_reference(seed):
 
 def test_the_coordinate_bounds_in_single_precision_cut_no_solution():
     instance, system = _planted(4)
-    tuning = replace(DEFAULT, coord_min_gain=0.0)  # the per-coordinate bounds stay on at every level
-    assert sorted(search(system, find_all=True, tuning=tuning).solutions) == sorted(mitm_solutions(instance))
+    tuning = replace(KERNEL_WALK, coord_min_gain=0.0)  # the kernel walks, its per-coordinate bounds on at every level
+    result = search(system, find_all=True, tuning=tuning)
+    assert result.complete and "walk" not in result.stages  # the kernel's walk, not a NumPy one
+    assert sorted(result.solutions) == sorted(mitm_solutions(instance))
 
 
 @pytest.mark.parametrize("which", ["steiner 9", "market 1", "market 2"])
