@@ -13,10 +13,8 @@ from dataclasses import dataclass
 class DegenerateTuning:
     """Budgets of the §7 case analysis."""
 
-    max_flats: int = 4000
-    """A level with more candidate flats than this is only probed for a positive and left open."""
     probe_flats: int = 12
-    """Flats tried for a positive at every level before the complete pass."""
+    """Random flats tried for a positive at every 0/1 level (q = 0) before the complete pass."""
     probe_share: float = 0.25
     """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
     max_combinations: int = 1 << 22
@@ -27,8 +25,8 @@ class DegenerateTuning:
     """Most table entries (both halves, every subspace mod p) of the meet in the middle of a rank sub-case."""
     meet_rows: int = 1 << 20
     """Most rows of one half's table in the meet in the middle (int8 residues: tens of megabytes at most)."""
-    check_weight: int = 2000
-    """Table entries one exact check of a modular match is counted as, when the meet chooses its prime."""
+    check_weight: int = 16
+    """Table entries one modular match is counted as when the meet chooses its prime (matches are screened mod 2³¹ − 1 before any exact check)."""
     chunk: int = 1 << 15
     """Coefficient vectors screened per vectorised batch."""
     brute_width: int = 14

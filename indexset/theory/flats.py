@@ -17,8 +17,10 @@ Q_V a basis of V^⊥ (MATH.md §7.2). The analysis, in the order it runs:
    (:mod:`indexset.theory.lowrank`): the rank bound, then screening every
    sign vector, or the meet in the middle mod a small prime.
 
-A level whose flats are too many to examine, or a sub-case past its
-budget, is *open*; the outcome names each open case.
+A sub-case that no exact tool here decides (a rank question past the meet
+in the middle, a 0/1 system the engines leave undecided) or that the time
+limit cuts short leaves its level *open*; the outcome names each open case
+and its kind (:data:`OPEN_KINDS`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.budget import Budget
+from indexset.budget import INTERRUPTED, TIME_LIMIT, Budget
 from indexset.result import FEASIBLE, INFEASIBLE
 from indexset.search.decide import decide_system
 from indexset.search.system import System
@@ -105,6 +107,34 @@ class Plan:
     rank_budget: int
 
 
+@dataclass(frozen=True)
+class OpenCase:
+    """Why a level is not complete.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`OPEN_KINDS`.
+    why : str
+        The case in words (the flat, the question, the budget).
+    """
+
+    kind: str
+    why: str
+
+    def to_json(self) -> dict:
+        """The case as a JSON-ready dict."""
+        return {"kind": self.kind, "why": self.why}
+
+
+OPEN_KINDS = {
+    "minrank": "a rank sub-case (q ≥ 1) that the rank bound, the screening and the meet in the middle cannot decide (MATH.md §7.6)",
+    "system": "a 0/1 sub-case (q = 0) that the engines left undecided",
+    "halted": "the time limit or a stop request",
+}
+"""What can leave a level open."""
+
+
 @dataclass
 class Level:
     """What the analysis did at one level u (q = ⌊(s − u)/2⌋).
@@ -112,20 +142,23 @@ class Level:
     Attributes
     ----------
     u, q : int
+    most : int
+        How many flats the level can have at most: the subsets of u distinct class directions.
     flats : int
         Flats examined.
     refuted : dict
         Flats refuted, by how (``system``, ``bound``, ``enumeration``, ``meet``, ``constant``).
-    open : list
+    open : list of OpenCase
         Why the level is not complete (empty when it is).
     done : set
-        Bases of the flats already refuted (by the probe pass).
+        Span keys of the flats already refuted (by the probe pass).
     reached : bool
         Whether the complete pass examined the level.
     """
 
     u: int
     q: int
+    most: int = 1
     flats: int = 0
     refuted: dict = field(default_factory=dict)
     open: list = field(default_factory=list)
@@ -144,7 +177,7 @@ class Level:
     def to_json(self) -> dict:
         """The level as a JSON-ready dict."""
         return {"u": self.u, "q": self.q, "state": self.state, "flats": self.flats, "refuted": dict(self.refuted),
-                "open": list(self.open)}
+                "open": [case.to_json() for case in self.open]}
 
 
 @dataclass(frozen=True)
@@ -169,19 +202,26 @@ class Undecided:
     levels: tuple
 
 
+@dataclass(frozen=True)
+class SubCase:
+    """What one flat's sub-case gave: the signs that absorb, or how it was refuted, or why it is open."""
+
+    flipped: list | None
+    how: str
+    open_kind: str | None = None
+
+
 # ====================================================== the analysis
 def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     """Absorbable, NotAbsorbable or Undecided for the classes as given (MATH.md §7).
 
-    A probe pass tries a few flats of every level for a positive (within a
-    share of the time, or all of it when some level has too many flats to
-    complete, since then only a positive can come); the complete pass then
-    examines every flat, rank levels first (they fail fast), and stops at
-    the first open case: past it no negative is possible, and the probe has
-    already looked for positives. When every level can be completed, the
-    probe leaves out the rank levels (q ≥ 1): the complete pass examines
-    them first anyway, and a rank sub-case cut short by the probe's share
-    would be examined twice.
+    A probe pass tries a few flats of every 0/1 level (q = 0) for a positive,
+    within a share of the time; the complete pass then examines every flat
+    of every level, rank levels first (they are decided or open at once),
+    and stops at the first open case: past it no negative is possible, and
+    the probe has already looked for positives. The flats of a level are
+    produced one at a time, so a level of many flats costs only the time
+    its sub-cases take.
     """
     s, d = data.spare, data.d
     if s < 0:
@@ -192,22 +232,14 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
         basis = _independent(data.lines, list(range(data.m)), d)[:trivial]
         return Absorbable(Plan(basis, [], (s - trivial) // 2), ())
     rng = np.random.default_rng(tuning.seed)
-    levels = [Level(u, (s - u) // 2) for u in levels_of(s, top)]
-    plans = {id(level): _flats(data, level.u, top, tuning, rng) for level in levels}
-    for level in levels:
-        if not plans[id(level)][0]:
-            level.open.append(f"more than {tuning.max_flats} flats")
-    negative_possible = not any(level.open for level in levels)
-    # With a level that cannot be completed only a positive can come: the probe may use all the time.
-    probing = budget.within(budget.share(tuning.probe_share)) if negative_possible else budget
-    plan = _probe(data, [level for level in levels if level.q == 0 or not negative_possible], plans, probing, tuning)
+    distinct = len(set(data.lines))
+    levels = [Level(u, (s - u) // 2, 1 if u in (0, top) else math.comb(distinct, u)) for u in levels_of(s, top)]
+    probing = budget.within(budget.share(tuning.probe_share))
+    plan = _probe(data, [level for level in levels if level.q == 0], top, probing, tuning, rng)
     if plan is not None:
         return Absorbable(plan, tuple(levels))
-    if not negative_possible:
-        return Undecided(tuple(levels))
-    for level in sorted(levels, key=lambda item: (item.q == 0, len(plans[id(item)][1]))):
-        rest = [basis for basis in plans[id(level)][1] if tuple(basis) not in level.done]
-        plan = _run_level(data, level, rest, budget, tuning)
+    for level in sorted(levels, key=lambda item: (item.q == 0, item.most)):
+        plan = _run_level(data, level, _flat_bases(data, level.u, top), budget, tuning)
         if plan is not None:
             return Absorbable(plan, tuple(levels))
         if level.open:
@@ -215,20 +247,19 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     return NotAbsorbable(tuple(levels))
 
 
-def _probe(data: ClassData, levels: list, plans: dict, probing: Budget, tuning: DegenerateTuning) -> Plan | None:
-    """Try the first flats of every level of ``levels`` (q = 0 first) for a positive; record the flats it refutes."""
-    for level in sorted(levels, key=lambda item: item.q):
-        complete, bases = plans[id(level)]
-        for basis in bases[: tuning.probe_flats]:
+def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng) -> Plan | None:
+    """Try a few random flats of every level of ``levels`` for a positive; record the flats it refutes."""
+    for level in levels:
+        for key, basis in _random_flats(data, level.u, top, tuning.probe_flats, rng):
             if probing.expired():
                 return None
-            flipped, how = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
-            if flipped is not None:
-                return Plan(basis, flipped, level.q)
-            if complete and how in REFUTED:
+            outcome = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
+            if outcome.flipped is not None:
+                return Plan(basis, outcome.flipped, level.q)
+            if outcome.how in REFUTED:
                 level.flats += 1
-                level.refuted[how] = level.refuted.get(how, 0) + 1
-                level.done.add(tuple(basis))
+                level.refuted[outcome.how] = level.refuted.get(outcome.how, 0) + 1
+                level.done.add(key)
     return None
 
 
@@ -237,21 +268,23 @@ def levels_of(s: int, top: int) -> list[int]:
     return [u for u in range(min(s, top) + 1) if (s - u) % 2 == 0 or u == top]
 
 
-def _run_level(data: ClassData, level: Level, bases: list, budget: Budget, tuning: DegenerateTuning) -> Plan | None:
+def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: DegenerateTuning) -> Plan | None:
     """Examine every flat of one level: a plan, or None with the level's record filled in (open at the first open case)."""
     level.reached = True
-    for basis in bases:
+    for key, basis in bases:
+        if key in level.done:
+            continue
         if budget.expired():
-            level.open.append(budget.halt_reason())
+            level.open.append(OpenCase("halted", f"{budget.halt_reason()} after {level.flats} of at most {level.most} flats"))
             return None
-        flipped, how = _sub_case(data, basis, level.q, budget, tuning)
+        outcome = _sub_case(data, basis, level.q, budget, tuning)
         level.flats += 1
-        if flipped is not None:
-            return Plan(basis, flipped, level.q)
-        if how in REFUTED:
-            level.refuted[how] = level.refuted.get(how, 0) + 1
+        if outcome.flipped is not None:
+            return Plan(basis, outcome.flipped, level.q)
+        if outcome.how in REFUTED:
+            level.refuted[outcome.how] = level.refuted.get(outcome.how, 0) + 1
         else:
-            level.open.append(f"flat spanned by classes {basis}: {how}")
+            level.open.append(OpenCase(outcome.open_kind, f"flat spanned by classes {basis}: {outcome.how}"))
             return None
     return None
 
@@ -261,56 +294,67 @@ REFUTED = ("system", "bound", "enumeration", "meet", "constant")
 in the middle mod p, a constant entry."""
 
 
-def _flats(data: ClassData, u: int, top: int, tuning: DegenerateTuning, rng):
-    """``(complete, bases)``: one independent basis per flat of dimension u (in a seeded order), or a probe of them."""
+def _flat_bases(data: ClassData, u: int, top: int):
+    """``(key, basis)`` for every flat of dimension u, one basis (class positions) and one span key each, lazily."""
+    if u == 0:
+        yield (), []
+        return
+    if u == top:
+        basis = _independent(data.lines, list(range(data.m)), data.d)
+        yield ("top",), basis
+        return
     lines = sorted(set(data.lines))
     first = {line: data.lines.index(line) for line in lines}
-    if u == 0:
-        return True, [[]]
-    if u == top:
-        return True, [_independent(data.lines, list(range(data.m)), data.d)]
-    if math.comb(len(lines), u) <= tuning.max_flats:
-        bases = _all_flats(lines, first, u, data.d)
-        return True, [bases[i] for i in rng.permutation(len(bases))]
-    return False, _probe_flats(lines, first, u, data.d, tuning, rng)
-
-
-def _all_flats(lines: list, first: dict, u: int, d: int) -> list:
-    seen, bases = set(), []
+    seen: set = set()
     for combo in itertools.combinations(lines, u):
-        _keep_new_flat(combo, first, d, seen, bases)
-    return bases
+        key = _span_key(combo, data.d)
+        if key is not None and key not in seen:
+            seen.add(key)
+            yield key, [first[line] for line in combo]
 
 
-def _probe_flats(lines: list, first: dict, u: int, d: int, tuning: DegenerateTuning, rng) -> list:
-    bases, seen, attempts = [], set(), 0
-    while len(bases) < tuning.probe_flats and attempts < 50 * tuning.probe_flats:
-        attempts += 1
+def _random_flats(data: ClassData, u: int, top: int, count: int, rng) -> list:
+    """Up to ``count`` distinct flats of dimension u drawn at random (``(key, basis)``)."""
+    if u == 0 or u == top:
+        return list(_flat_bases(data, u, top))[:count]
+    lines = sorted(set(data.lines))
+    first = {line: data.lines.index(line) for line in lines}
+    flats: dict = {}
+    for _ in range(50 * count):
+        if len(flats) >= count:
+            break
         combo = [lines[i] for i in sorted(rng.choice(len(lines), size=u, replace=False))]
-        _keep_new_flat(combo, first, d, seen, bases)
-    return bases
+        key = _span_key(combo, data.d)
+        if key is not None:
+            flats.setdefault(key, [first[line] for line in combo])
+    return list(flats.items())
 
 
-def _keep_new_flat(combo, first: dict, d: int, seen: set, bases: list) -> None:
-    """Append the classes of ``combo`` to ``bases`` when its lines are independent and span a flat not ``seen`` yet."""
+def _span_key(combo, d: int) -> tuple | None:
+    """One key per span of the lines of ``combo``, None when they are dependent.
+
+    Two lines: their Plücker coordinates (the 2 × 2 minors) divided by their
+    gcd and signed so that the first nonzero one is positive, which
+    determine the plane. More: the reduced row echelon form over Q.
+    """
+    if len(combo) == 2:
+        a, b = combo
+        minors = [a[i] * b[j] - a[j] * b[i] for i in range(d) for j in range(i + 1, d)]
+        g = math.gcd(*minors)
+        if g == 0:
+            return None
+        lead = next(v for v in minors if v)
+        return tuple(v // g if lead > 0 else -v // g for v in minors)
     matrix = flint.fmpz_mat(len(combo), d, [v for line in combo for v in line])
-    if matrix.rank() < len(combo):
-        return
-    key = _span_key(matrix)
-    if key not in seen:
-        seen.add(key)
-        bases.append([first[line] for line in combo])
-
-
-def _span_key(matrix: flint.fmpz_mat) -> tuple:
-    """The flat's reduced row echelon form over Q (one key per span)."""
-    reduced, _rank = flint.fmpq_mat(matrix).rref()
+    reduced, rank = flint.fmpq_mat(matrix).rref()
+    if rank < len(combo):
+        return None
     return tuple(reduced.entries())
 
 
 # ====================================================== one sub-case
-def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: DegenerateTuning):
-    """``(flipped, how)``: the signs that absorb for this flat, or None and how it was refuted / why open."""
+def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: DegenerateTuning) -> SubCase:
+    """The signs that absorb for this flat, or how it was refuted, or why it is open."""
     d = data.d
     Q = _complement([data.lines[k] for k in basis], d)  # d × w integer
     w = len(Q[0]) if Q else 0
@@ -326,13 +370,16 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
         return _zero_case(base, active, columns, rows, budget, tuning)
     answer = decide_rank(RankQuestion(base, columns, rows, q), tuning, budget)
     if answer.status == "found":
-        return [active[i] for i in answer.chosen], "found"
+        return SubCase([active[i] for i in answer.chosen], "found")
     if answer.status == "refuted":
-        return None, answer.how
-    return None, f"rank ≤ {q} over {len(active)} signs: {answer.how}"
+        return SubCase(None, answer.how)
+    if answer.how in (TIME_LIMIT, INTERRUPTED):
+        return SubCase(None, f"rank ≤ {q} over {len(active)} signs: {answer.how}", "halted")
+    return SubCase(None, f"rank ≤ {q} over {len(active)} signs, past the rank bound, the screening and the meet in the middle "
+                         f"({answer.how})", "minrank")
 
 
-def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning):
+def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning) -> SubCase:
     """(L + Σ z_K T_K) Q_V = 0 as a 0/1 system: every entry is one equation."""
     d, w = len(base), len(base[0]) if base else 0
     M, t = [], []
@@ -341,19 +388,20 @@ def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTu
             coefficients = [columns[k][i] * rows[k][j] for k in range(len(active))]
             if not any(coefficients):
                 if base[i][j] != 0:
-                    return None, "constant"  # an entry no sign reaches is nonzero
+                    return SubCase(None, "constant")  # an entry no sign reaches is nonzero
                 continue
             M.append(coefficients)
             t.append(-base[i][j])
     if not M:
-        return [], "found"
+        return SubCase([], "found")
     system = System(np.array(M, dtype=object), np.array(t, dtype=object), None, list(range(len(M))))
     result = decide_system(system, time_limit=budget.remaining(), stop=budget.stop, brute_width=tuning.brute_width)
     if result.status == FEASIBLE:
-        return [active[i] for i in result.index_set], "found"
+        return SubCase([active[i] for i in result.index_set], "found")
     if result.status == INFEASIBLE:
-        return None, "system"
-    return None, f"a 0/1 system with {len(active)} unknowns undecided ({result.reason})"
+        return SubCase(None, "system")
+    halted = budget.halt_reason() is not None
+    return SubCase(None, f"a 0/1 system with {len(active)} unknowns undecided ({result.reason})", "halted" if halted else "system")
 
 
 # ====================================================== integer linear algebra

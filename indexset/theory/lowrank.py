@@ -177,7 +177,7 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         return _enumerate(question, groups, base, tuning, budget)
     for plan in meet_plans(question, groups, tuning.meet_rows, tuning.check_weight):
         if plan.entries > tuning.max_meet:
-            break
+            continue
         answer = _meet(question, groups, base, plan, tuning, budget)
         if answer.status != "open" or answer.how != UNSPLIT:
             return answer
@@ -333,6 +333,7 @@ def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: De
     if plan.transpose:
         terms, base_array = [term.T for term in terms], base_array.T
     size = base_array.shape[0]
+    screens = _match_screens(question, groups, tuning)
     screened = 0
     for X in _subspace_bases(size, size - question.q, p):
         if budget.expired():
@@ -349,13 +350,65 @@ def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: De
         right = _half_table(np.zeros_like(start), [(groups[g], projected[g]) for g in second], p)
         screened += len(left) + len(right)
         dead = [g for g in range(len(groups)) if g not in live]
-        for i, j in _matching_rows(left, ((-right.astype(np.int16)) % p).astype(np.int8), p):
+        survivors = _screened_matches(left, ((-right.astype(np.int16)) % p).astype(np.int8), p, screens, (first, second, dead), groups)
+        for i, j in survivors:
             coefficients = dict(zip(first, _decode(i, [groups[g] for g in first])))
             coefficients.update(zip(second, _decode(j, [groups[g] for g in second])))
             answer = _complete(question, groups, coefficients, dead, tuning, budget)
             if answer.status != "refuted":
                 return RankAnswer(answer.status, answer.chosen, "meet" if answer.status == "found" else answer.how, screened)
     return RankAnswer("refuted", None, "meet", screened)
+
+
+MAX_DEAD_SCREENED = 1 << 12
+"""Most coefficient vectors of the groups left out of a match for which its matches are screened (else checked exactly)."""
+
+SCREEN_CHUNK = 1 << 18
+"""Pairs times left-out coefficient vectors screened per vectorised batch."""
+
+
+def _match_screens(question: RankQuestion, groups: list, tuning: DegenerateTuning) -> list:
+    """``tuning.screens`` random projections X B Y mod 2³¹ − 1 (Lemma 7.4c) of the base and of every group's term."""
+    rng = np.random.default_rng(tuning.seed)
+    return [_projection(question, groups, question.q + 1, rng) for _ in range(tuning.screens)]
+
+
+def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list, split: tuple, groups: list):
+    """The matches (i, j) of the two halves whose sum may have rank ≤ q: each pair is screened by Lemma 7.4c.
+
+    A pair passes when, for some coefficients of the groups left out of the
+    match, every screen's determinant vanishes mod 2³¹ − 1; rank ≤ q makes
+    every one vanish, so no pair with a solution is dropped. With more than
+    :data:`MAX_DEAD_SCREENED` coefficient vectors left out, every match passes.
+    """
+    first, second, dead = split
+    dead_values = _value_table([groups[g] for g in dead])
+    tables = None
+    if len(dead_values) <= MAX_DEAD_SCREENED:
+        tables = [(_screen_sums(screen["base"], [(groups[g], screen["terms"][g]) for g in first]),
+                   _screen_sums(np.zeros_like(screen["base"]), [(groups[g], screen["terms"][g]) for g in second]),
+                   _table_sums(dict(screen, base=np.zeros_like(screen["base"])), dead, dead_values)) for screen in screens]
+    for lefts, rights in _matched_pairs(left, right, p, max(1, SCREEN_CHUNK // len(dead_values))):
+        if tables is not None:
+            alive = np.zeros(len(lefts), dtype=bool)
+            for offset in range(len(dead_values)):
+                passing = np.ones(len(lefts), dtype=bool)
+                for sums_left, sums_right, dead_sums in tables:
+                    total = (sums_left[lefts] + sums_right[rights] + dead_sums[offset][None, :]) % PRIME
+                    k = math.isqrt(total.shape[1])
+                    passing &= _det_mod(total.reshape(-1, k, k)) == 0
+                alive |= passing
+            lefts, rights = lefts[alive], rights[alive]
+        yield from zip(lefts.tolist(), rights.tolist())
+
+
+def _screen_sums(start: np.ndarray, members: list) -> np.ndarray:
+    """Every sum start + Σ a_g·s_g mod 2³¹ − 1, in the row order of :func:`_half_table` (last group slowest)."""
+    table = (start[None, :] % PRIME).astype(np.int64)
+    for group, vector in members:
+        table = np.concatenate([(table + _mul_mod(np.int64(a % PRIME), vector)[None, :]) % PRIME
+                                for a in range(group.low, group.high + 1)])
+    return table
 
 
 def _halves(live: list, groups: list) -> tuple[list, list]:
@@ -416,8 +469,8 @@ def _decode(index: int, members: list) -> list:
     return out[::-1]
 
 
-def _matching_rows(left: np.ndarray, right: np.ndarray, p: int):
-    """Pairs (i, j) with left[i] == right[j] (rows of residues mod ``p``).
+def _matched_pairs(left: np.ndarray, right: np.ndarray, p: int, chunk: int = 1 << 18):
+    """Arrays (lefts, rights), a chunk at a time, of every pair with left[lefts] == right[rights] (rows of residues mod ``p``).
 
     Each row gets an int64 key: its digits in base p when p^width < 2⁶²
     (then equal keys are equal rows), else a random linear form (then
@@ -434,12 +487,23 @@ def _matching_rows(left: np.ndarray, right: np.ndarray, p: int):
     left_keys, right_keys = keys(left), keys(right)
     order = np.argsort(right_keys, kind="stable")
     ordered = right_keys[order]
-    first = np.searchsorted(ordered, left_keys)
-    hits = np.flatnonzero(ordered[np.minimum(first, len(ordered) - 1)] == left_keys) if len(ordered) else []
-    for i in hits:
-        for j in order[first[i]:np.searchsorted(ordered, left_keys[i], "right")]:
-            if exact or np.array_equal(left[i], right[j]):
-                yield int(i), int(j)
+    low = np.searchsorted(ordered, left_keys)
+    counts = np.searchsorted(ordered, left_keys, "right") - low
+    hits = np.flatnonzero(counts)
+    ends = np.cumsum(counts[hits])
+    begin = 0
+    while begin < len(hits):
+        stop = int(np.searchsorted(ends, (ends[begin - 1] if begin else 0) + chunk, "right"))
+        stop = max(stop, begin + 1)
+        rows = hits[begin:stop]
+        lefts = np.repeat(rows, counts[rows])
+        within = np.arange(len(lefts)) - np.repeat(np.cumsum(counts[rows]) - counts[rows], counts[rows])
+        rights = order[np.repeat(low[rows], counts[rows]) + within]
+        if not exact:
+            same = np.all(left[lefts] == right[rights], axis=1)
+            lefts, rights = lefts[same], rights[same]
+        yield lefts, rights
+        begin = stop
 
 
 def _subspace_bases(size: int, dim: int, p: int):
@@ -488,8 +552,12 @@ def _pow_mod(base: np.ndarray, exponent: int) -> np.ndarray:
 
 def _det_mod(matrices: np.ndarray) -> np.ndarray:
     """Determinants mod p of a stack of k × k residue matrices (Gaussian elimination, vectorised)."""
+    count, k, _ = matrices.shape
+    if k <= 2:  # the closed forms
+        if k == 1:
+            return matrices[:, 0, 0] % PRIME
+        return (_mul_mod(matrices[:, 0, 0], matrices[:, 1, 1]) - _mul_mod(matrices[:, 0, 1], matrices[:, 1, 0])) % PRIME
     A = matrices.copy()
-    count, k, _ = A.shape
     det = np.ones(count, dtype=np.int64)
     rows = np.arange(count)
     for col in range(k):
