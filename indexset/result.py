@@ -55,6 +55,10 @@ class Result:
     target_class : str or None
         The class of residual-free blocks the verdict is about (``affine``
         or ``bias-free``, :mod:`indexset.classes`); None for 0/1 systems.
+    halted : str or None
+        Why the work stopped short when it did: the budget's
+        ``time limit reached`` or ``interrupted`` (:mod:`indexset.budget`);
+        None when it ran to its answer.
     """
 
     status: str
@@ -70,6 +74,7 @@ class Result:
     extension: bool = False
     complete: bool = False
     target_class: str | None = None
+    halted: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -96,4 +101,5 @@ class Result:
             "engine": self.engine,
             "certificate": self.certificate,
             "extension": self.extension,
+            "halted": self.halted,
         }

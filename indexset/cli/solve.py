@@ -38,8 +38,9 @@ absorbable, else 0.
 
 --json prints JSON Lines: one object per file, on one line, with the key
 "file" and status, class, reason, index_set, verified, count, solutions,
-time_s, stages, engine, certificate, extension, distance (a bad file of a
-batch: status "bad_input" and its reason).
+time_s, stages, engine, certificate, extension, halted (why the work
+stopped short, if it did), distance (a bad file of a batch: status
+"bad_input" and its reason).
 
 Float weights are decided at their exact binary values; "distance" (and the
 text line) brackets min over S of |c·W_down[:,S]·W_up[S,:] + A|_F by the

@@ -17,6 +17,7 @@ import pytest
 from reference import brute_within, check_affine_class, check_result, fractions, mitm_solutions
 from safetensors.numpy import load_file
 
+from indexset.budget import TIME_LIMIT
 from indexset.cli.main import main
 from indexset.exact.verify import verify
 from indexset.exact.witness import check_forward
@@ -246,6 +247,7 @@ def test_tiny_time_limit_is_unknown_or_right(tmp_path, capsys):
         path = save(instance, tmp_path, f"hard-{plant}.npz")
         _code, payload = solve_json(capsys, path, "--time-limit", "0.001")
         check_result(instance, as_result(payload), reference, find_all=False, complete=False)
+        assert payload["halted"] == (TIME_LIMIT if payload["status"] == "unknown" else None)
 
 
 # ------------------------------------------------------------- bad input

@@ -9,12 +9,12 @@ from indexset.search.lattice.walk import NAME
 
 def unknown(job: Job, reason: str, stages: dict | None = None) -> Result:
     """``unknown`` for ``reason``."""
-    return Result(UNKNOWN, reason, time_s=job.budget.elapsed(), stages=stages or {}, engine=NAME)
+    return Result(UNKNOWN, reason, time_s=job.budget.elapsed(), stages=stages or {}, engine=NAME, halted=job.budget.halt_reason())
 
 
 def walked(job: Job, solutions: list, complete: bool, interrupted: str | None, stages: dict) -> Result:
     """The answer of a walk: its solutions (checked exactly), whether it was complete, why it ended early."""
-    common = dict(time_s=job.budget.elapsed(), stages=stages, engine=NAME)
+    common = dict(time_s=job.budget.elapsed(), stages=stages, engine=NAME, halted=None if complete else job.budget.halt_reason())
     if solutions:
         reason = f"{len(solutions)} solution(s) found by lattice enumeration, each checked exactly against M z = t"
         if job.find_all and complete:
