@@ -315,9 +315,10 @@ def _flat_bases(data: ClassData, u: int, top: int):
 
 def _random_flats(data: ClassData, u: int, top: int, count: int, rng) -> list:
     """Up to ``count`` distinct flats of dimension u drawn at random (``(key, basis)``)."""
-    if u == 0 or u == top:
-        return list(_flat_bases(data, u, top))[:count]
     lines = sorted(set(data.lines))
+    if u == 0 or u == top or math.comb(len(lines), u) <= 4 * count:
+        every = list(_flat_bases(data, u, top))  # few: draw from all of them
+        return [every[i] for i in rng.permutation(len(every))[:count]]
     first = {line: data.lines.index(line) for line in lines}
     flats: dict = {}
     for _ in range(50 * count):
