@@ -215,13 +215,14 @@ class SubCase:
 def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     """Absorbable, NotAbsorbable or Undecided for the classes as given (MATH.md §7).
 
-    A probe pass tries a few flats of every 0/1 level (q = 0) for a positive,
-    within a share of the time; the complete pass then examines every flat
-    of every level, rank levels first (they are decided or open at once),
-    and stops at the first open case: past it no negative is possible, and
-    the probe has already looked for positives. The flats of a level are
-    produced one at a time, so a level of many flats costs only the time
-    its sub-cases take.
+    A probe pass tries a few random flats of every 0/1 level (q = 0) for a
+    positive, within a share of the time; the complete pass then examines
+    every flat of every level, rank levels first (they are decided or open
+    at once), and stops at the first open case. Past it no negative is
+    possible, so a second probe draws random flats of the 0/1 levels for a
+    positive, within a share of the time left, before the answer is
+    ``Undecided``. The flats of a level are produced one at a time, so a
+    level of many flats costs only the time its sub-cases take.
     """
     s, d = data.spare, data.d
     if s < 0:
@@ -234,8 +235,8 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     rng = np.random.default_rng(tuning.seed)
     distinct = len(set(data.lines))
     levels = [Level(u, (s - u) // 2, 1 if u in (0, top) else math.comb(distinct, u)) for u in levels_of(s, top)]
-    probing = budget.within(budget.share(tuning.probe_share))
-    plan = _probe(data, [level for level in levels if level.q == 0], top, probing, tuning, rng)
+    zero_levels = [level for level in levels if level.q == 0]
+    plan = _probe(data, zero_levels, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.probe_flats)
     if plan is not None:
         return Absorbable(plan, tuple(levels))
     for level in sorted(levels, key=lambda item: (item.q == 0, item.most)):
@@ -243,16 +244,34 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
         if plan is not None:
             return Absorbable(plan, tuple(levels))
         if level.open:
-            return Undecided(tuple(levels))
+            if budget.expired():
+                return Undecided(tuple(levels))
+            unfinished = [other for other in zero_levels if not other.reached or other is level]
+            plan = _probe(data, unfinished, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, None)
+            return Absorbable(plan, tuple(levels)) if plan is not None else Undecided(tuple(levels))
     return NotAbsorbable(tuple(levels))
 
 
-def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng) -> Plan | None:
-    """Try a few random flats of every level of ``levels`` for a positive; record the flats it refutes."""
-    for level in levels:
-        for key, basis in _random_flats(data, level.u, top, tuning.probe_flats, rng):
+def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng, count: int | None) -> Plan | None:
+    """Try random flats of the levels in turn (``count`` of each, or until ``probing`` ends) for a positive.
+
+    Each sub-case gets at most a share of the probe's time left; the flats
+    it refutes are recorded, so the complete pass skips them.
+    """
+    sources = [(level, _drawn_flats(data, level.u, top, rng)) for level in levels]
+    tried = 0
+    while sources and (count is None or tried < count):
+        tried += 1
+        for level, source in list(sources):
+            drawn = next(source, None)
+            if drawn is None:
+                sources.remove((level, source))
+                continue
             if probing.expired():
                 return None
+            key, basis = drawn
+            if key in level.done:
+                continue
             outcome = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
             if outcome.flipped is not None:
                 return Plan(basis, outcome.flipped, level.q)
@@ -313,22 +332,35 @@ def _flat_bases(data: ClassData, u: int, top: int):
             yield key, [first[line] for line in combo]
 
 
-def _random_flats(data: ClassData, u: int, top: int, count: int, rng) -> list:
-    """Up to ``count`` distinct flats of dimension u drawn at random (``(key, basis)``)."""
+def _drawn_flats(data: ClassData, u: int, top: int, rng):
+    """Distinct flats of dimension u in a random order (``(key, basis)``), lazily.
+
+    A level of few flats is listed whole and shuffled; from a level of many,
+    flats are drawn as random sets of u lines, and the draws stop once many
+    in a row give no new flat.
+    """
     lines = sorted(set(data.lines))
-    if u == 0 or u == top or math.comb(len(lines), u) <= 4 * count:
-        every = list(_flat_bases(data, u, top))  # few: draw from all of them
-        return [every[i] for i in rng.permutation(len(every))[:count]]
+    if u == 0 or u == top or math.comb(len(lines), u) <= SHUFFLED_FLATS:
+        every = list(_flat_bases(data, u, top))
+        for i in rng.permutation(len(every)):
+            yield every[i]
+        return
     first = {line: data.lines.index(line) for line in lines}
-    flats: dict = {}
-    for _ in range(50 * count):
-        if len(flats) >= count:
-            break
+    seen: set = set()
+    misses = 0
+    while misses < 1000:
         combo = [lines[i] for i in sorted(rng.choice(len(lines), size=u, replace=False))]
         key = _span_key(combo, data.d)
-        if key is not None:
-            flats.setdefault(key, [first[line] for line in combo])
-    return list(flats.items())
+        if key is None or key in seen:
+            misses += 1
+            continue
+        misses = 0
+        seen.add(key)
+        yield key, [first[line] for line in combo]
+
+
+SHUFFLED_FLATS = 64
+"""Levels with at most this many sets of u lines are listed whole and shuffled instead of drawn."""
 
 
 def _span_key(combo, d: int) -> tuple | None:

@@ -304,6 +304,18 @@ def test_survey_sized_positives_carry_checked_witnesses():
     assert found >= 3
 
 
+def test_positives_past_an_open_rank_level_are_found_whatever_the_seed():
+    """d = 5, n = 60, weights in [−2, 2]: three spare units; level 1 (q = 1) is a MinRank question over 56 signs that
+    stays open, and about one plane in fifty of level 3 absorbs. The probe after the open case keeps drawing planes,
+    so every seed finds one, and each witness equals the block."""
+    rng = np.random.default_rng([0, 5, 2, 12, 0])
+    instance = Instance(rng.integers(-2, 3, size=(60, 5)), rng.integers(-2, 3, size=(5, 60)))
+    for seed in range(3):
+        result = decide_degenerate(instance, time_limit=60, tuning=DegenerateTuning(seed=seed))
+        assert result.status == "absorbable", result.reason
+        assert_witness(instance, result)
+
+
 def test_open_cases_are_named_in_the_stages():
     """A tuning too small for the rank levels leaves them open; the result names the level and why, and the
     default tuning decides the same blocks as the brute-force reference."""
