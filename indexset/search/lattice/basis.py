@@ -121,6 +121,9 @@ class Lattice:
         Why the float data cannot be trusted (the engine then answers unknown).
     infeasible : bool
         Exact arithmetic proved that no box point exists (no search needed).
+    estimates : dict
+        Knuth estimates of its whole tree taken so far, by (descents, seed):
+        each is a seeded function of the basis, so none is taken twice.
     """
 
     def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool) -> None:
@@ -134,6 +137,7 @@ class Lattice:
         self.data: FloatData | None = None
         self.exact = False
         self.bkz_block = 0
+        self.estimates: dict = {}
         self._determined = None
         self._bstar32 = None
 

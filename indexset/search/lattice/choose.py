@@ -220,4 +220,7 @@ def _estimated(job: Job, lattice: Lattice, facts: dict, probes: int | None = Non
 
 def _estimate(job: Job, lattice: Lattice, probes: int | None = None) -> int:
     """Knuth's estimate of the tree size of a searchable lattice (``estimate_probes`` descents unless ``probes``, seeded by the job)."""
-    return int(estimate_nodes(lattice, probes or job.tuning.estimate_probes, job.seed))
+    key = (probes or job.tuning.estimate_probes, job.seed)
+    if key not in lattice.estimates:
+        lattice.estimates[key] = int(estimate_nodes(lattice, key[0], job.seed))
+    return lattice.estimates[key]
