@@ -52,8 +52,10 @@ file was bad input, else 3 if any is unknown, else 1 if any is infeasible,
 else 0.
 
 --json prints JSON Lines: one object per file, on one line, with the keys
-file, status, solution, count, engine, time_s, reason (and solutions with
---all; a bad file of a batch: status "bad_input" and its reason).
+file, status, solution, count, engine, time_s, reason, halted ("time limit
+reached" or "interrupted" when the work stopped short, else null; and
+solutions with --all; a bad file of a batch: status "bad_input" and its
+reason).
 
 Off a terminal, a progress line goes to stderr about every 10 s.
 """
@@ -136,6 +138,7 @@ def _payload(path: str, result, loaded, args, elapsed: float) -> dict:
         "engine": result.engine,
         "time_s": round(elapsed, 6),
         "reason": result.reason,
+        "halted": result.halted,
     }
     if args.all:
         payload["solutions"] = [loaded.vector(s) for s in (result.solutions or [])]

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from indexset.budget import TIME_LIMIT
 from indexset.cli.common import BAD_INPUT, run_files
 from indexset.errors import InputError
 
@@ -162,3 +163,16 @@ def test_run_files_reports_bad_and_unsolved_files(capsys):
     for codes in itertools.product("0132", repeat=3):
         expected = 2 if "2" in codes else 3 if "3" in codes else 1 if "1" in codes else 0
         assert run_files(list(codes), Job()) == expected, codes
+
+
+def test_a_time_limit_cut_short_is_unknown_and_says_so(tmp_path):
+    """Every 2-(7,3,1) design counted under a millisecond: exit 3 with ``halted``, or the full count (exit 0)."""
+    path = tmp_path / "km7.txt"
+    path.write_text(km_text())
+    done = subprocess.run([*CLI, str(path), "--count", "--json", "--time-limit", "0.001"], capture_output=True, text=True,
+                          timeout=HANG_S)
+    payload = json.loads(done.stdout)
+    if payload["status"] == "unknown":
+        assert done.returncode == 3 and payload["halted"] == TIME_LIMIT
+    else:
+        assert done.returncode == 0 and payload["count"] == fano_orbit() and payload["halted"] is None
