@@ -28,7 +28,9 @@ class DegenerateTuning:
     check_weight: int = 16
     """Table entries one modular match is counted as when the meet chooses its prime (matches are screened mod 2³¹ − 1 before any exact check)."""
     chunk: int = 1 << 15
-    """Coefficient vectors screened per vectorised batch."""
+    """Coefficient vectors screened per vectorised batch (eight times as many matches times left-out vectors in the meet)."""
+    max_left_out: int = 1 << 12
+    """Most coefficient vectors of the groups left out of a meet's match for which its matches are screened (else each is checked exactly)."""
     brute_width: int = 14
     """0/1 systems with at most this many unknowns are enumerated directly by decide_system."""
     seed: int = 0

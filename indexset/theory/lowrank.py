@@ -350,7 +350,8 @@ def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: De
         right = _half_table(np.zeros_like(start), [(groups[g], projected[g]) for g in second], p)
         screened += len(left) + len(right)
         dead = [g for g in range(len(groups)) if g not in live]
-        survivors = _screened_matches(left, ((-right.astype(np.int16)) % p).astype(np.int8), p, screens, (first, second, dead), groups)
+        survivors = _screened_matches(left, ((-right.astype(np.int16)) % p).astype(np.int8), p, screens, (first, second, dead), groups,
+                                      tuning)
         for i, j in survivors:
             coefficients = dict(zip(first, _decode(i, [groups[g] for g in first])))
             coefficients.update(zip(second, _decode(j, [groups[g] for g in second])))
@@ -360,35 +361,29 @@ def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: De
     return RankAnswer("refuted", None, "meet", screened)
 
 
-MAX_DEAD_SCREENED = 1 << 12
-"""Most coefficient vectors of the groups left out of a match for which its matches are screened (else checked exactly)."""
-
-SCREEN_CHUNK = 1 << 18
-"""Pairs times left-out coefficient vectors screened per vectorised batch."""
-
-
 def _match_screens(question: RankQuestion, groups: list, tuning: DegenerateTuning) -> list:
     """``tuning.screens`` random projections X B Y mod 2³¹ − 1 (Lemma 7.4c) of the base and of every group's term."""
     rng = np.random.default_rng(tuning.seed)
     return [_projection(question, groups, question.q + 1, rng) for _ in range(tuning.screens)]
 
 
-def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list, split: tuple, groups: list):
+def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list, split: tuple, groups: list,
+                      tuning: DegenerateTuning):
     """The matches (i, j) of the two halves whose sum may have rank ≤ q: each pair is screened by Lemma 7.4c.
 
     A pair passes when, for some coefficients of the groups left out of the
     match, every screen's determinant vanishes mod 2³¹ − 1; rank ≤ q makes
     every one vanish, so no pair with a solution is dropped. With more than
-    :data:`MAX_DEAD_SCREENED` coefficient vectors left out, every match passes.
+    ``tuning.max_left_out`` coefficient vectors left out, every match passes.
     """
     first, second, dead = split
     dead_values = _value_table([groups[g] for g in dead])
     tables = None
-    if len(dead_values) <= MAX_DEAD_SCREENED:
+    if len(dead_values) <= tuning.max_left_out:
         tables = [(_screen_sums(screen["base"], [(groups[g], screen["terms"][g]) for g in first]),
                    _screen_sums(np.zeros_like(screen["base"]), [(groups[g], screen["terms"][g]) for g in second]),
                    _table_sums(dict(screen, base=np.zeros_like(screen["base"])), dead, dead_values)) for screen in screens]
-    for lefts, rights in _matched_pairs(left, right, p, max(1, SCREEN_CHUNK // len(dead_values))):
+    for lefts, rights in _matched_pairs(left, right, p, max(1, 8 * tuning.chunk // len(dead_values))):
         if tables is not None:
             alive = np.zeros(len(lefts), dtype=bool)
             for offset in range(len(dead_values)):
