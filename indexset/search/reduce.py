@@ -163,14 +163,20 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
     """
     n = matrix.ncols()
     reduced, transform = matrix.transpose().lll(transform=True)
-    zero = [r for r in range(n) if all(reduced[r, j] == 0 for j in range(reduced.ncols()))]
-    nonzero = [r for r in range(n) if r not in set(zero)]
+    reduced_rows = _rows(reduced)
+    transform_rows = _rows(transform)
+    zero = [r for r in range(n) if not any(reduced_rows[r])]
+    nonzero = [r for r in range(n) if any(reduced_rows[r])]
     if len(zero) != n - result.rank:
         raise ArithmeticError("LLL returned a basis of unexpected rank")  # never expected
-    kernel_rows = flint.fmpz_mat([[transform[r, j] for j in range(n)] for r in zero])
+    kernel_rows = flint.fmpz_mat([transform_rows[r] for r in zero])
     kernel_rows = kernel_rows.lll()
     result.kernel = fmpz_to_object(kernel_rows.transpose())
-    lattice_basis = flint.fmpz_mat([[reduced[r, j] for j in range(reduced.ncols())] for r in nonzero])
+    if not nonzero:  # M = 0 (and t = 0, or the span test would have failed): every integer z solves it
+        result.integer_feasible = True
+        result.z0 = _toward_box_centre(np.zeros(n, dtype=object), kernel_rows)
+        return
+    lattice_basis = flint.fmpz_mat([reduced_rows[r] for r in nonzero])
     coordinates = _coordinates(lattice_basis, rhs)
     if any(v.denominator != 1 for v in coordinates):
         result.integer_feasible = False
@@ -179,10 +185,16 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
             f"LLL basis of that lattice are not all integers ({_first_fraction(coordinates)})"
         )
         return
-    a = [int(v) for v in coordinates]
-    z0 = [sum(a[k] * int(transform[nonzero[k], j]) for k in range(len(a))) for j in range(n)]
+    a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
+    z0 = (a * flint.fmpz_mat([transform_rows[r] for r in nonzero])).entries()
     result.integer_feasible = True
-    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows)
+    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), kernel_rows)
+
+
+def _rows(matrix: flint.fmpz_mat) -> list[list]:
+    """The rows of a flint matrix as lists of its entries (one read of the whole matrix)."""
+    entries, width = matrix.entries(), matrix.ncols()
+    return [entries[r * width:(r + 1) * width] for r in range(matrix.nrows())]
 
 
 def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:
@@ -197,11 +209,9 @@ def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarra
     kq = flint.fmpq_mat(kernel_rows)
     shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - 1, 2) for v in z0])
     y = (kq * kq.transpose()).solve(kq * shifted)
-    rounded = [_round(y[j, 0]) for j in range(k)]
-    return np.array(
-        [int(z0[i]) - sum(rounded[j] * int(kernel_rows[j, i]) for j in range(k)) for i in range(n)],
-        dtype=object,
-    )
+    rounded = flint.fmpz_mat(1, k, [_round(y[j, 0]) for j in range(k)])
+    shift = (rounded * kernel_rows).entries()
+    return np.array([int(z0[i]) - int(shift[i]) for i in range(n)], dtype=object)
 
 
 def _round(value: flint.fmpq) -> int:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from indexset.search.bounds import kernel_bounds
+from indexset.search.decide import decide_system
 from indexset.search.engines import cpsat
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.portfolio import run_portfolio
@@ -78,6 +79,24 @@ def test_reduction_agrees_with_brute_force(seed):
             y_int = np.rint(y).astype(int)
             assert (K.dot(y_int.astype(object)) == z - red.z0).all(), "kernel basis must span every integer solution"
             assert all(lo <= int(v) <= hi for v, (lo, hi) in zip(y_int, bounds))
+
+
+def test_equations_that_all_read_zero_equal_zero_leave_every_vector():
+    """M = 0 and t = 0: the whole integer lattice; every 0/1 vector solves it, and the decision counts them all."""
+    M = np.zeros((2, 4), dtype=object)
+    t = np.zeros(2, dtype=object)
+    red = reduce_system(M, t)
+    assert red.span_feasible and red.integer_feasible and red.rank == 0
+    assert all(M.dot(red.z0) == t) and red.kernel.shape == (4, 4)
+    assert flint_rank(red.kernel) == 4
+    result = decide_system(System(M, t, None, [0, 1]), find_all=True, prune_system=False)
+    assert result.status == "feasible" and result.count == len(solve_system_brute(M, t)) == 16
+
+
+def flint_rank(kernel) -> int:
+    import flint
+
+    return flint.fmpz_mat([[int(v) for v in row] for row in kernel]).rank()
 
 
 def test_span_certificate_is_checked_independently():
