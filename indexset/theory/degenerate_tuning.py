@@ -15,6 +15,8 @@ class DegenerateTuning:
 
     probe_flats: int = 12
     """Random flats tried for a positive at every 0/1 level (q = 0) before the complete pass."""
+    second_probe_flats: int = 256
+    """Random flats of every 0/1 level still incomplete tried for a positive once a case is open (fewer when the probe's share of the time ends)."""
     probe_share: float = 0.25
     """Fraction of the time left that the probe pass may use, and of the probe's time that one probed flat may use."""
     max_combinations: int = 1 << 22

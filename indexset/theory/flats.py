@@ -220,8 +220,8 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     every flat of every level, rank levels first (they are decided or open
     at once), and stops at the first open case. Past it no negative is
     possible, so a second probe draws random flats of the 0/1 levels for a
-    positive, within a share of the time left, before the answer is
-    ``Undecided``. The flats of a level are produced one at a time, so a
+    positive (at most ``second_probe_flats`` of each, within a share of the
+    time left) before the answer is ``Undecided``. The flats of a level are produced one at a time, so a
     level of many flats costs only the time its sub-cases take.
     """
     s, d = data.spare, data.d
@@ -247,20 +247,20 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
             if budget.expired():
                 return Undecided(tuple(levels))
             unfinished = [other for other in zero_levels if not other.reached or other is level]
-            plan = _probe(data, unfinished, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, None)
+            plan = _probe(data, unfinished, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.second_probe_flats)
             return Absorbable(plan, tuple(levels)) if plan is not None else Undecided(tuple(levels))
     return NotAbsorbable(tuple(levels))
 
 
-def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng, count: int | None) -> Plan | None:
-    """Try random flats of the levels in turn (``count`` of each, or until ``probing`` ends) for a positive.
+def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng, count: int) -> Plan | None:
+    """Try random flats of the levels in turn (at most ``count`` of each, fewer when ``probing`` ends) for a positive.
 
     Each sub-case gets at most a share of the probe's time left; the flats
     it refutes are recorded, so the complete pass skips them.
     """
     sources = [(level, _drawn_flats(data, level.u, top, rng)) for level in levels]
     tried = 0
-    while sources and (count is None or tried < count):
+    while sources and tried < count:
         tried += 1
         for level, source in list(sources):
             drawn = next(source, None)
