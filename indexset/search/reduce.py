@@ -163,20 +163,20 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
     """
     n = matrix.ncols()
     reduced, transform = matrix.transpose().lll(transform=True)
-    reduced_rows = _rows(reduced)
-    transform_rows = _rows(transform)
-    zero = [r for r in range(n) if not any(reduced_rows[r])]
-    nonzero = [r for r in range(n) if any(reduced_rows[r])]
+    reduced_rows, transform_rows = fmpz_to_object(reduced), fmpz_to_object(transform)
+    is_zero = [not any(row) for row in reduced_rows]
+    zero = [r for r in range(n) if is_zero[r]]
+    nonzero = [r for r in range(n) if not is_zero[r]]
     if len(zero) != n - result.rank:
         raise ArithmeticError("LLL returned a basis of unexpected rank")  # never expected
-    kernel_rows = flint.fmpz_mat([transform_rows[r] for r in zero])
+    kernel_rows = fmpz_matrix(transform_rows[zero])
     kernel_rows = kernel_rows.lll()
     result.kernel = fmpz_to_object(kernel_rows.transpose())
     if not nonzero:  # M = 0 (and t = 0, or the span test would have failed): every integer z solves it
         result.integer_feasible = True
         result.z0 = _toward_box_centre(np.zeros(n, dtype=object), kernel_rows)
         return
-    lattice_basis = flint.fmpz_mat([reduced_rows[r] for r in nonzero])
+    lattice_basis = fmpz_matrix(reduced_rows[nonzero])
     coordinates = _coordinates(lattice_basis, rhs)
     if any(v.denominator != 1 for v in coordinates):
         result.integer_feasible = False
@@ -186,15 +186,9 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
         )
         return
     a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
-    z0 = (a * flint.fmpz_mat([transform_rows[r] for r in nonzero])).entries()
+    z0 = (a * fmpz_matrix(transform_rows[nonzero])).entries()
     result.integer_feasible = True
     result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), kernel_rows)
-
-
-def _rows(matrix: flint.fmpz_mat) -> list[list]:
-    """The rows of a flint matrix as lists of its entries (one read of the whole matrix)."""
-    entries, width = matrix.entries(), matrix.ncols()
-    return [entries[r * width:(r + 1) * width] for r in range(matrix.nrows())]
 
 
 def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:
