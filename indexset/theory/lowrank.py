@@ -377,6 +377,7 @@ def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list
     ``tuning.max_left_out`` coefficient vectors left out, every match passes.
     """
     first, second, dead = split
+    k = math.isqrt(len(screens[0]["base"]))  # the projections are (q + 1) × (q + 1)
     dead_values = _value_table([groups[g] for g in dead])
     tables = None
     if len(dead_values) <= tuning.max_left_out:
@@ -390,7 +391,6 @@ def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list
                 passing = np.ones(len(lefts), dtype=bool)
                 for sums_left, sums_right, dead_sums in tables:
                     total = (sums_left[lefts] + sums_right[rights] + dead_sums[offset][None, :]) % PRIME
-                    k = math.isqrt(total.shape[1])
                     passing &= _det_mod(total.reshape(-1, k, k)) == 0
                 alive |= passing
             lefts, rights = lefts[alive], rights[alive]
