@@ -377,10 +377,10 @@ def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list
     ``tuning.max_left_out`` coefficient vectors left out, every match passes.
     """
     first, second, dead = split
-    k = math.isqrt(len(screens[0]["base"]))  # the projections are (q + 1) × (q + 1)
+    k = math.isqrt(len(screens[0]["base"])) if screens else 0  # the projections are (q + 1) × (q + 1)
     dead_values = _value_table([groups[g] for g in dead])
     tables = None
-    if len(dead_values) <= tuning.max_left_out:
+    if screens and len(dead_values) <= tuning.max_left_out:
         tables = [(_screen_sums(screen["base"], [(groups[g], screen["terms"][g]) for g in first]),
                    _screen_sums(np.zeros_like(screen["base"]), [(groups[g], screen["terms"][g]) for g in second]),
                    _table_sums(dict(screen, base=np.zeros_like(screen["base"])), dead, dead_values)) for screen in screens]
