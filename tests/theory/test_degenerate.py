@@ -131,11 +131,13 @@ def test_the_meet_in_the_middle_mod_p_matches_brute_force():
     assert min(seen.values()) >= 20, seen
 
 
-def test_the_meet_mod_2_with_screened_matches_matches_brute_force():
+@pytest.mark.parametrize("screens", [2, 0])
+def test_the_meet_mod_2_with_screened_matches_matches_brute_force(screens):
     """Matches counted as free make p = 2 the cheapest prime: few subspaces, many matches, each screened mod 2³¹ − 1
-    (with the groups that vanish mod 2 left out of the match and screened over their coefficients)."""
+    (with the groups that vanish mod 2 left out of the match and screened over their coefficients), or, with no
+    screen, each checked exactly."""
     rng = np.random.default_rng(18)
-    screened_meet = DegenerateTuning(max_combinations=0, check_weight=0)
+    screened_meet = DegenerateTuning(max_combinations=0, check_weight=0, screens=screens)
     seen = {"found": 0, "refuted": 0}
     for trial in range(120):
         question = random_question(rng, q=1 + trial % 2)
