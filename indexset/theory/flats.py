@@ -303,7 +303,8 @@ def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: Deg
         if outcome.how in REFUTED:
             level.refuted[outcome.how] = level.refuted.get(outcome.how, 0) + 1
         else:
-            level.open.append(OpenCase(outcome.open_kind, f"flat spanned by classes {basis}: {outcome.how}"))
+            flat = f"the flat spanned by classes {basis}" if basis else "the flat V = 0"
+            level.open.append(OpenCase(outcome.open_kind, f"{flat}: {outcome.how}"))
             return None
     return None
 
@@ -408,8 +409,8 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
         return SubCase(None, answer.how)
     if answer.how in (TIME_LIMIT, INTERRUPTED):
         return SubCase(None, f"rank ≤ {q} over {len(active)} signs: {answer.how}", "halted")
-    return SubCase(None, f"rank ≤ {q} over {len(active)} signs, past the rank bound, the screening and the meet in the middle "
-                         f"({answer.how})", "minrank")
+    return SubCase(None, f"rank ≤ {q} over {len(active)} signs, a 0/1 MinRank question past the rank bound, the screening and "
+                         f"the meet in the middle ({answer.how}; MATH.md §7.6)", "minrank")
 
 
 def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning) -> SubCase:
