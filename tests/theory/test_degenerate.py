@@ -318,6 +318,20 @@ def test_positives_past_an_open_rank_level_are_found_whatever_the_seed():
         assert_witness(instance, result)
 
 
+@pytest.mark.slow
+def test_a_negative_that_needs_the_meet_mod_2_is_invariant_under_rewriting():
+    """d = 5, n = 40, weights in [−2, 2]: two spare units; rank ≤ 1 over 38 signs, refuted by the meet in the middle
+    with screened matches, then every plane by a 0/1 system. Written differently, the same function gets the same
+    proof, and the levels refuted name the meet."""
+    rng = np.random.default_rng([0, 5, 2, 8, 0])
+    instance = Instance(rng.integers(-2, 3, size=(40, 5)), rng.integers(-2, 3, size=(5, 40)))
+    first = decide_degenerate(instance, time_limit=120)
+    assert first.status == "not_absorbable", first.reason
+    assert {"meet"} <= {how for level in first.certificate["levels"] for how in level["refuted"]}
+    again = decide_degenerate(rewritten(instance, np.random.default_rng(21)), time_limit=120)
+    assert again.status == "not_absorbable", again.reason
+
+
 def test_open_cases_are_named_in_the_stages():
     """A tuning too small for the rank levels leaves them open; the result names the level and why, and the
     default tuning decides the same blocks as the brute-force reference."""
