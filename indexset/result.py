@@ -86,6 +86,12 @@ class Result:
         """Whether the status is a proven yes or no."""
         return self.status != UNKNOWN
 
+    def note_halt(self, halt_reason: str | None, find_all: bool = False) -> Result:
+        """Record the budget's ``halt_reason`` as ``halted`` when the work stopped short (no answer, or an incomplete list of every solution)."""
+        if not self.decided or (find_all and not self.complete):
+            self.halted = halt_reason
+        return self
+
     def to_json(self) -> dict:
         """JSON-ready dict with the keys documented for ``--json``."""
         return {

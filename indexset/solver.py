@@ -125,9 +125,7 @@ def solve(obj, *, target_class=AFFINE, time_limit=None, find_all=False, tol=None
         raise InputError("obj", f"expected an Instance or a Stack, got {type(obj).__name__}")
     result.time_s = clock.elapsed()
     result.target_class = options.target_class
-    if not result.decided or (find_all and not result.complete):
-        result.halted = clock.halt_reason()
-    return result
+    return result.note_halt(clock.halt_reason(), find_all)
 
 
 def _options(target_class, find_all, tol, seed, engines, progress, ablate, cluster) -> Options:

@@ -83,9 +83,7 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
     result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
     result.time_s = budget.elapsed()
     result.stages = dict(run.stages, **result.stages)
-    if result.status == UNKNOWN or (find_all and not result.complete):
-        result.halted = budget.halt_reason()
-    return result
+    return result.note_halt(budget.halt_reason(), find_all)
 
 
 class _Decision:

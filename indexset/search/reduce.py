@@ -172,23 +172,21 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
     kernel_rows = fmpz_matrix(transform_rows[zero])
     kernel_rows = kernel_rows.lll()
     result.kernel = fmpz_to_object(kernel_rows.transpose())
-    if not nonzero:  # M = 0 (and t = 0, or the span test would have failed): every integer z solves it
-        result.integer_feasible = True
-        result.z0 = _toward_box_centre(np.zeros(n, dtype=object), kernel_rows)
-        return
-    lattice_basis = fmpz_matrix(reduced_rows[nonzero])
-    coordinates = _coordinates(lattice_basis, rhs)
-    if any(v.denominator != 1 for v in coordinates):
-        result.integer_feasible = False
-        result.lattice_reason = (
-            "t is not in the integer lattice spanned by the columns of M: its coordinates in an "
-            f"LLL basis of that lattice are not all integers ({_first_fraction(coordinates)})"
-        )
-        return
-    a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
-    z0 = (a * fmpz_matrix(transform_rows[nonzero])).entries()
+    z0 = [0] * n  # M = 0 (and t = 0, or the span test would have failed): every integer z solves it
+    if nonzero:
+        lattice_basis = fmpz_matrix(reduced_rows[nonzero])
+        coordinates = _coordinates(lattice_basis, rhs)
+        if any(v.denominator != 1 for v in coordinates):
+            result.integer_feasible = False
+            result.lattice_reason = (
+                "t is not in the integer lattice spanned by the columns of M: its coordinates in an "
+                f"LLL basis of that lattice are not all integers ({_first_fraction(coordinates)})"
+            )
+            return
+        a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
+        z0 = [int(v) for v in (a * fmpz_matrix(transform_rows[nonzero])).entries()]
     result.integer_feasible = True
-    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), kernel_rows)
+    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows)
 
 
 def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:

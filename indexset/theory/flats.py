@@ -122,6 +122,10 @@ class OpenCase:
     kind: str
     why: str
 
+    def __post_init__(self) -> None:
+        if self.kind not in OPEN_KINDS:
+            raise ValueError(f"kind: {self.kind!r} is not one of {sorted(OPEN_KINDS)}")
+
     def to_json(self) -> dict:
         """The case as a JSON-ready dict."""
         return {"kind": self.kind, "why": self.why}

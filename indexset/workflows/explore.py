@@ -195,8 +195,7 @@ def _result(status, reason, stages, clock, certificate, extension=False, complet
                     complete=complete, verified=status == ABSORBABLE)
     result.time_s = clock.elapsed()
     result.target_class = "affine"
-    result.halted = clock.halt_reason() if status == UNKNOWN else None
-    return result
+    return result.note_halt(clock.halt_reason())
 
 
 def _witness_certificate(candidate: Stack, kind: str, comparison) -> dict:

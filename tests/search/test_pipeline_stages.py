@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from fractions import Fraction
 
+import flint
 import numpy as np
 import pytest
 
@@ -94,8 +95,6 @@ def test_equations_that_all_read_zero_equal_zero_leave_every_vector():
 
 
 def flint_rank(kernel) -> int:
-    import flint
-
     return flint.fmpz_mat([[int(v) for v in row] for row in kernel]).rank()
 
 

@@ -9,22 +9,23 @@ from indexset.search.lattice.walk import NAME
 
 def unknown(job: Job, reason: str, stages: dict | None = None) -> Result:
     """``unknown`` for ``reason``."""
-    return Result(UNKNOWN, reason, time_s=job.budget.elapsed(), stages=stages or {}, engine=NAME, halted=job.budget.halt_reason())
+    return Result(UNKNOWN, reason, time_s=job.budget.elapsed(), stages=stages or {}, engine=NAME).note_halt(job.budget.halt_reason())
 
 
 def walked(job: Job, solutions: list, complete: bool, interrupted: str | None, stages: dict) -> Result:
     """The answer of a walk: its solutions (checked exactly), whether it was complete, why it ended early."""
-    common = dict(time_s=job.budget.elapsed(), stages=stages, engine=NAME, halted=None if complete else job.budget.halt_reason())
+    common = dict(time_s=job.budget.elapsed(), stages=stages, engine=NAME)
     if solutions:
         reason = f"{len(solutions)} solution(s) found by lattice enumeration, each checked exactly against M z = t"
         if job.find_all and complete:
             reason = f"complete lattice enumeration: exactly {len(solutions)} solution(s), each checked exactly"
         elif job.find_all and interrupted:
             reason += f" ({interrupted}: the enumeration is incomplete)"
-        return Result(FEASIBLE, reason, index_set=solutions[0], verified=True, count=len(solutions) if complete else None, solutions=solutions, complete=complete, **common)
+        found = Result(FEASIBLE, reason, index_set=solutions[0], verified=True, count=len(solutions) if complete else None, solutions=solutions, complete=complete, **common)
+        return found.note_halt(job.budget.halt_reason(), job.find_all)
     if complete:
         return Result(INFEASIBLE, "complete lattice enumeration of the box found no 0/1 solution", count=0, solutions=[], complete=True, **common)
-    return Result(UNKNOWN, f"lattice enumeration {interrupted} before finding a solution or completing the search", **common)
+    return Result(UNKNOWN, f"lattice enumeration {interrupted} before finding a solution or completing the search", **common).note_halt(job.budget.halt_reason())
 
 
 def by_algebra(job: Job) -> Result | None:
