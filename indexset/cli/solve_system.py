@@ -53,9 +53,10 @@ else 0.
 
 --json prints JSON Lines: one object per file, on one line, with the keys
 file, status, solution, count, engine, time_s, reason, halted ("time limit
-reached" or "interrupted" when the work stopped short, else null; and
-solutions with --all; a bad file of a batch: status "bad_input" and its
-reason).
+reached" or "interrupted" when the work stopped short, else null), stages
+(what each stage did: the system, exact algebra, pruning, and per engine
+the basis walked, its tree estimate, the passes and nodes); solutions with
+--all; a bad file of a batch: status "bad_input" and its reason.
 
 Off a terminal, a progress line goes to stderr about every 10 s.
 """
@@ -139,6 +140,7 @@ def _payload(path: str, result, loaded, args, elapsed: float) -> dict:
         "time_s": round(elapsed, 6),
         "reason": result.reason,
         "halted": result.halted,
+        "stages": result.stages,
     }
     if args.all:
         payload["solutions"] = [loaded.vector(s) for s in (result.solutions or [])]

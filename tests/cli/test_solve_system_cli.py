@@ -107,6 +107,7 @@ def test_solve_system_on_solvediophant_files(files):
     assert expected  # the reference has solutions to compare
     tiny = json.loads(done["tiny"].stdout)
     assert sorted(tiny["solutions"]) == expected and tiny["count"] == len(expected) and tiny["file"] == f["tiny"]
+    assert tiny["stages"]["system"] == {"equations": len(TINY_B), "unknowns": sum(TINY_FLAGS), "max_bits": max(abs(v) for row in TINY_A + [TINY_B] for v in row).bit_length()}
     assert json.loads(done["km"].stdout)["count"] == fano_orbit()
 
     # bad input: one line on stderr naming the file and the problem, nothing on stdout

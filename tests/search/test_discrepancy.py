@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -81,6 +85,25 @@ def test_a_first_solution_from_the_discrepancy_passes_is_checked_and_they_can_be
     assert result.stages["discrepancy"]["found"] and result.stages["nodes"] == result.stages["discrepancy"]["nodes"]
     off = search(system, workers=2, tuning=replace(generous, max_discrepancies=-1))
     assert off.status == "feasible" and system.is_solution(off.index_set) and "discrepancy" not in off.stages
+
+
+def test_on_a_hopeless_tree_the_trials_start_at_once_and_the_discrepancy_passes_run_beside_them():
+    """In a fresh process (the kernels load beside the stronger basis): no discrepancy stage before the candidates."""
+    code = f"""
+import sys, json
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+from dataclasses import replace
+from tunings import KERNEL_WALK
+from indexset.search.lattice import search
+from indexset.search.system import build_system
+from indexset.workflows import construct
+system = build_system(construct.planted(d=2, n=50, range=30, seed=2))
+result = search(system, workers=2, tuning=replace(KERNEL_WALK, node_seconds=10.0))  # every tree predicted to take years
+print(json.dumps([result.status, system.is_solution(result.index_set), "discrepancy" in result.stages, result.stages["pruned"].get("discrepancy_bkz")]))
+"""
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout) == ["feasible", True, False, KERNEL_WALK.stronger_block]
 
 
 def test_the_per_coordinate_bounds_only_cut_and_once_settled_are_no_longer_counted():

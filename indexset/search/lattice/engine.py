@@ -7,7 +7,9 @@
 3. For a first solution, limited-discrepancy passes, with linear pruned
    passes beside them, look for one in a few per cent of the predicted
    walk (:mod:`.pruned`): of a strongly reduced basis built beside the
-   kernels' load; once loaded, of the default basis first.
+   kernels' load; once loaded, of the default basis first. When that
+   basis's complete walk is hopeless, its discrepancy passes wait for
+   step 5, where they run on one thread beside the trials.
 4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
 5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
@@ -149,9 +151,9 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
         return answers.walked(job, [], False, halted, trace.record)
     with kernels_loading(small.default_basis()) as loading:
         default = default_choice(job, small.lll, small.reduced)
-        stronger = None
+        stronger, waiting = None, False
         if not find_all:
-            found, stronger = _discrepancy_first(job, default, loading, trace, workers)
+            found, stronger, waiting = _discrepancy_first(job, default, loading, trace, workers)
             if found:
                 trace.seconds("basis", prepared)
                 trace.note(nodes=trace.get("discrepancy")["nodes"])
@@ -167,7 +169,7 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
         trace.note(nodes=0)
         return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
     if not find_all and "estimated_nodes" in choice.facts:
-        found = _pruned_first(job, choice, trace, workers)
+        found = _pruned_first(job, choice, trace, workers, stronger if waiting else None)
         if found:
             trace.note(nodes=trace.get("pruned")["nodes"])
             return answers.walked(job, found, False, None, trace.record)
@@ -188,8 +190,8 @@ def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
     return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
 
 
-def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, workers: int) -> tuple[list, Lattice | None]:
-    """Limited-discrepancy and linear passes for a first solution: the supports found, and the stronger basis if built.
+def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, workers: int) -> tuple[list, Lattice | None, bool]:
+    """Limited-discrepancy and linear passes for a first solution: the supports found, the stronger basis if built, and whether its passes wait.
 
     While the kernels load, the stronger basis (:func:`stronger_basis`) is
     reduced beside the load and its passes come first; it is then also the
@@ -199,34 +201,53 @@ def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, w
     stronger basis follows only when the default basis's estimate pays for
     it as a candidate. Each basis's passes take ``discrepancy_share`` of
     its predicted walk (:func:`passes_seconds`), so on trees that the
-    complete walk finishes quickly they cost little.
+    complete walk finishes quickly they cost little. When the stronger
+    basis's complete walk is hopeless (``extreme_from_seconds``), its
+    passes wait for the pruned stage, where one thread walks them beside
+    the trials (:func:`_pruned_first`): the trials then start at once.
     """
     lattice, tuning = default.lattice, job.tuning
     if tuning.max_discrepancies < 0 or not lattice.searchable or tuning.split_from >= lattice.D:
-        return [], None
+        return [], None, False
     wide = tuning.candidates_from <= lattice.D
     found, facts = [], {}
     if not loading:
         found, facts = _discrepancy_passes(job, estimated(job, default), workers, job.basis_seconds(lattice.D))
         if found or not (wide and stronger_pays(job, default)):
             trace.note(discrepancy=facts)
-            return found, None
+            return found, None, False
     stronger = stronger_basis(job) if wide else None
     if stronger is not None and stronger.searchable:
-        found, more = _discrepancy_passes(job, estimated(job, Choice(stronger, {}, [stronger])), workers)
+        basis = estimated(job, Choice(stronger, {}, [stronger]))
+        if _hopeless(job, basis):
+            if facts:
+                trace.note(discrepancy=facts)
+            return [], stronger, True
+        found, more = _discrepancy_passes(job, basis, workers)
         facts = _merged_passes(facts, more)
     elif loading:
         found, facts = _discrepancy_passes(job, estimated(job, default), workers)
     trace.note(discrepancy=facts)
-    return found, stronger
+    return found, stronger, False
+
+
+def _hopeless(job: Job, basis: Choice) -> bool:
+    """Whether the complete walk of an estimated basis is predicted to take ``extreme_from_seconds`` or more (trials follow its passes)."""
+    predicted = basis.predicted_seconds(job)
+    return predicted is not None and predicted >= job.tuning.extreme_from_seconds
 
 
 def _discrepancy_passes(job: Job, basis: Choice, workers: int, most_seconds: float | None = None) -> tuple[list, dict]:
-    """The passes of one estimated basis within ``discrepancy_share`` of its predicted walk (and at most ``most_seconds``)."""
+    """The passes of one estimated basis within ``discrepancy_share`` of its predicted walk (and at most ``most_seconds``).
+
+    Their facts name the basis walked: its BKZ block and tree estimate.
+    """
     seconds = passes_seconds(job, basis.predicted_seconds(job), False, job.tuning.discrepancy_share)
     if most_seconds is not None:
         seconds = min(seconds, most_seconds)
-    return discrepancy_passes(job, basis.lattice, seconds, workers, job.tuning.pruning_slacks)
+    found, facts = discrepancy_passes(job, basis.lattice, seconds, workers, job.tuning.pruning_slacks)
+    facts.update(bkz=basis.lattice.bkz_block, estimated_nodes=basis.facts.get("estimated_nodes"))
+    return found, facts
 
 
 def _merged_passes(first: dict, second: dict) -> dict:
@@ -238,12 +259,20 @@ def _merged_passes(first: dict, second: dict) -> dict:
     return merged
 
 
-def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int) -> list:
-    """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any."""
+def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, waiting: Lattice | None = None) -> list:
+    """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any.
+
+    ``waiting``: a basis whose discrepancy passes waited for this stage
+    (:func:`_discrepancy_first`); one thread walks them first, for at most
+    ``hopeless_discrepancy_seconds``, while the others start the trials.
+    """
     predicted = choice.predicted_seconds(job)
     hopeless = predicted >= job.tuning.extreme_from_seconds
     trials = Trials(job, choice.lattice) if hopeless else None
-    found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials)
+    discrepancies = None if waiting is None else (waiting, job.tuning.hopeless_discrepancy_seconds)
+    found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials=trials, discrepancies=discrepancies)
+    if waiting is not None:
+        facts["discrepancy_bkz"] = waiting.bkz_block
     trace.note(pruned=facts)
     return found
 

@@ -66,14 +66,19 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | No
 
 
 class _Pass(NamedTuple):
-    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none)."""
+    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none).
+
+    ``budget``: a budget of its own within the passes' (None: theirs).
+    """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
+    budget: object = None
 
 
-def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None) -> tuple[list, dict]:
+def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
+                  discrepancies: tuple | None = None) -> tuple[list, dict]:
     """Look for a first solution by incomplete walks of several bases, within ``seconds``.
 
     Parameters
@@ -93,6 +98,11 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     trials : Trials, optional
         Fresh bases under an extreme pruning profile, walked once the
         linear passes are done.
+    discrepancies : (Lattice, float), optional
+        A basis whose limited-discrepancy passes (:func:`discrepancy_passes`)
+        one thread walks first, for at most the given seconds, while the
+        others walk the linear passes and the trials: on a tree whose
+        complete walk is hopeless the trials start at once.
 
     Returns
     -------
@@ -110,7 +120,12 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         trials = None  # no profile: the linear passes alone, as without trials
     if trials is not None:
         jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
-    return _walk_passes(job, [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]], budget, found, workers, trials, began)
+    queues = [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]]
+    if discrepancies is not None:
+        lattice, most = discrepancies
+        limited = budget.within(max(0.0, most))
+        queues.insert(0, [_Pass(lattice, limit=k, budget=limited) for k in range(job.tuning.max_discrepancies + 1)])
+    return _walk_passes(job, queues, budget, found, workers, trials, began, private=(0,) if discrepancies is not None else ())
 
 
 def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1, slacks: tuple = ()) -> tuple[list, dict]:
@@ -137,12 +152,14 @@ def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int 
     return _walk_passes(job, queues, budget, found, workers, None, began)
 
 
-def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float) -> tuple[list, dict]:
+def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float,
+                 private: tuple = ()) -> tuple[list, dict]:
     """Walk the passes of ``queues`` (then ``trials``) on ``workers`` threads: the supports found and the facts.
 
-    Thread k takes its passes from queue k modulo their number first, then from the others.
+    Thread k takes its passes from queue k modulo their number first, then
+    from the others except the ``private`` ones, then the trials.
     """
-    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials)
+    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials, private)
     threads = [threading.Thread(target=passes.work, args=(None, k), name=f"indexset-pruned-{k}") for k in range(1, max(1, int(workers)))]
     for thread in threads:
         thread.start()
@@ -171,11 +188,21 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
     return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2))
 
 
+def _pop_live(queue: collections.deque) -> _Pass | None:
+    """The first pass of ``queue`` whose own budget has time left (those before it are dropped); None if none has."""
+    while queue:
+        task = queue.popleft()
+        if task.budget is None or not task.budget.expired():
+            return task
+    return None
+
+
 class _Passes:
     """The queues of incomplete passes that :func:`pruned_passes` and :func:`discrepancy_passes` hand to their threads, and their results."""
 
-    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None) -> None:
+    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None, private: tuple = ()) -> None:
         self.job, self.queues, self.budget, self.found, self.trials = job, queues, budget, found, trials
+        self.private = private  # queues that only their own thread takes passes from
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
@@ -190,7 +217,7 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
+                run = Run(self.job.system, task.lattice, False, task.budget or self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
@@ -209,14 +236,16 @@ class _Passes:
             self.found.set()
 
     def _next(self, thread: int) -> _Pass | None:
-        """The next pass to walk: from the thread's own queue, else another, else a trial; None when the passes are over."""
+        """The next pass to walk: from the thread's own queue, else another's (not a private one), else a trial; None when the passes are over."""
         with self.lock:
             if self.budget.expired():
                 return None
             count = len(self.queues)
-            for queue in (self.queues[(thread + k) % count] for k in range(count)):
-                if queue:
-                    return queue.popleft()
+            for index in ((thread + k) % count for k in range(count)):
+                if index == thread % count or index not in self.private:
+                    task = _pop_live(self.queues[index])
+                    if task is not None:
+                        return task
         if self.trials is None:
             return None
         trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
