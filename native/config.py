@@ -22,7 +22,7 @@ reassociate its float additions (so a sum vectorises) and ignore the sign of
 zero; NaN and infinity keep their IEEE meaning. Only kernels whose float
 results have a proved error bound in any order (MATH.md §6.1) take them."""
 
-_COMPILING = threading.Lock()
+_COMPILING = threading.RLock()
 
 
 class Kernel:
@@ -38,9 +38,9 @@ class Kernel:
     -----
     The first call turns every kernel of the function's module into a
     Numba dispatcher and rebinds the module's names to them, so a kernel
-    that calls another of its module is typed against a dispatcher, as
-    under a plain ``@njit``. A kernel may call only kernels of its own
-    module (another module's names are not rebound).
+    that calls another is typed against a dispatcher, as under a plain
+    ``@njit``. A kernel imported from another module is compiled with its
+    own module first, and its name rebound in both.
     """
 
     def __init__(self, function, options: dict | None = None) -> None:
@@ -56,24 +56,31 @@ class Kernel:
 
 
 def _compile_module(namespace: dict) -> None:
-    """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher."""
+    """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher (imported ones' modules first)."""
     with _COMPILING:  # enumeration workers may make their first calls at once
         numba = _import_numba()
+        imported = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.py_func.__globals__ is not namespace}
+        for value in imported.values():
+            if value.dispatcher is None:
+                _compile_module(value.py_func.__globals__)
         kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
         dispatchers = {name: numba.njit(**value.options)(value.py_func) for name, value in kernels.items()}
+        namespace.update({name: value.dispatcher for name, value in imported.items()})
         namespace.update(dispatchers)
         # Set last: a thread that sees a dispatcher (without the lock) sees every name rebound.
         for name, value in kernels.items():
             value.dispatcher = dispatchers[name]
 
 
-def kernel(function=None, *, reorder_sums: bool = False):
+def kernel(function=None, *, reorder_sums: bool = False, inline: bool = False):
     """Declare ``function`` an indexset kernel, compiled with the shared options at its first call.
 
     Used bare (``@kernel``) or with ``reorder_sums=True``, which adds
-    :data:`REORDERED_SUMS`.
+    :data:`REORDERED_SUMS`, or ``inline=True``: Numba inlines it into
+    every kernel that calls it (``inline="always"``), so a hot loop pays
+    no call for it.
     """
-    options = REORDERED_SUMS if reorder_sums else None
+    options = dict(REORDERED_SUMS if reorder_sums else {}, **({"inline": "always"} if inline else {})) or None
     if function is None:
         return lambda f: Kernel(f, options)
     return Kernel(function, options)

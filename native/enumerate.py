@@ -1,46 +1,48 @@
-"""Schnorr–Euchner enumeration of lattice points in the box [−1, 1]^N.
+"""Schnorr–Euchner walks of the enumeration tree of :mod:`indexset.native.tree`.
 
-The lattice engine (:mod:`indexset.search.lattice`) turns ``M z = t`` over
-z ∈ {0,1}^n into: find every integer x with ``w = B x − c`` in the box
-``[−1, 1]^N`` (then every coordinate of w is ±1, an odd integer). B is a
-reduced integer basis (N × D), c a fixed target. The kernels here walk the
-enumeration tree depth first, level D − 1 (fixed first) down to level 0, in
-Schnorr–Euchner (zig-zag) order, and cut a node when no box point can lie
-below it:
+Three walks of one tree, each asking every node the questions the tree
+module defines (and nothing else):
 
-- the projected norm: ``‖w‖² = N`` for every box vertex (norm pruning),
-  as a bound per level (``bound2``: the same radius at every level for the
-  complete search, a pruning profile below it for an incomplete pass);
-- Hölder on the Gram–Schmidt direction b*_i: ``|⟨w, b*_i⟩| ≤ ‖b*_i‖₁``;
-- per-coordinate interval bounds: W_i, the projection of w orthogonal to
-  the free vectors b_0 … b_{i−1}, is known at level i, and for every
-  coordinate r, ``|W_i[r]| = |⟨w, P_i e_r⟩| ≤ ‖P_i e_r‖₁`` (P_i that
-  projection). Together these give the admissible interval of x_i at once;
-- Hölder with W_i itself: ``‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁``;
-- static dual bounds ``ylo ≤ x ≤ yhi`` from the dual basis;
-- determined coordinates: where the basis row r is zero below level i,
-  ``w[r] = W_i[r]`` is an integer fixed at level i, and must be ±1.
+- :func:`enumerate_box`, the depth-first walk in Schnorr–Euchner (zig-zag)
+  order, in chunks of a node budget, resumable, optionally below a fixed
+  prefix (:func:`start_below`), reporting the nodes of a split level, or
+  limited in its discrepancies;
+- :func:`estimate_tree`, Knuth's random descents;
+- :func:`start_below`, which replays a prefix the walk produced.
 
-Floating point is used only to prune, with margins the wrapper puts into the
-bounds; every leaf is checked with exact int64 arithmetic (the wrapper
+Floating point is used only to prune, with margins the caller puts into
+the bounds; every leaf is checked with exact int64 arithmetic (the caller
 proves no overflow can occur, else it re-checks candidates with Python
-ints). The kernels keep all their state in arrays so a search runs in
-chunks of ``budget`` nodes and can be resumed, stopped, or reported on.
-
-The data travel as two records Numba accepts: a :class:`Tree` (the
-basis's float and exact data and the per-level bounds, fixed for one
-walk) and a :class:`Walk` (the state of one enumeration, mutable, one per
-thread). Kernels take these records and scalars only and do no validation.
+ints). The walks keep all their state in the :class:`Walk` record, so a
+search runs in chunks and can be resumed, stopped, or reported on. They
+take the records and scalars only and do no validation.
 """
 
 from __future__ import annotations
 
-import math
-from collections import namedtuple
-
 import numpy as np
 
 from .config import kernel
+from .tree import (
+    LEAVES,
+    LEVEL,
+    NODES,
+    PHASE,
+    SOLUTIONS,
+    Tree,
+    Walk,
+    advance_l1,
+    coordinate_window,
+    determined_l1,
+    determined_ok,
+    holder_ok,
+    integers_in,
+    leaf_ok,
+    new_walk,
+    window,
+)
+
+__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "enumerate_box", "estimate_tree", "new_walk", "start_below"]
 
 RUNNING = 0
 """Status: node budget used up; call again with the same state to go on."""
@@ -51,177 +53,40 @@ DONE = 2
 PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
 
-@kernel(reorder_sums=True)
-def advance_l1(W, bstar, i, diff, width):
-    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm.
-
-    In W's precision: float64, or float32 when the tree's margins cover its
-    error (``diff`` is rounded to it first). The sum may be added up in any
-    order (the kernel is compiled with reassociation, so it vectorises);
-    its error is at most about N·u of the sum (u the unit roundoff), inside
-    the Hölder test's margin (MATH.md §6.1). Each W[i, r] is computed
-    exactly as written (no fused multiply–add).
-    """
-    step = W.dtype.type(diff)
-    total = W.dtype.type(0.0)
-    for r in range(width):
-        value = W[i + 1, r] + step * bstar[i, r]
-        W[i, r] = value
-        total += abs(value)
-    return total
-
-Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol tol_abs symmetric coord basis offset exact det_start")
-Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
-
-Fields
-------
-muT : ndarray of float64, shape (D, D)
-    Gram–Schmidt coefficients transposed, ``muT[j, l] = μ_{l,j}`` for l > j.
-rr : ndarray of float64, shape (D,)
-    Squared Gram–Schmidt norms ``‖b*_j‖²``.
-bstar : ndarray of float64 or float32, shape (D, N)
-    Gram–Schmidt vectors as rows, their columns in the order of
-    ``det_start``; float32 when the walk keeps W in single precision
-    (its W then has the same type, and ``tol``, ``tol_abs`` and ``chalf``
-    cover the error, MATH.md §6.1). N (here and in cinv, chalf and the walk's W) is padded
-    to a multiple of 4 with zero columns (∞ in chalf) at the end.
-cinv, chalf : ndarray of float64, shape (D, N)
-    ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),
-    lbox[i, r] = ``‖P_i e_r‖₁`` plus margin bounding ``|W_i[r]|``.
-hold : ndarray of float64, shape (D,)
-    ``‖b*_i‖₁ / ‖b*_i‖²`` plus margin: bound on ``|x_i − ctr_i|``.
-ylo, yhi : ndarray of int64, shape (D,)
-    Static bounds on every x_j.
-bound2 : ndarray of float64, shape (D,)
-    Per level i, the bound on ``lpart[i]``, the squared norm of the lattice
-    part of w projected on ``b*_i … b*_{D−1}``: the radius² (with margin) at
-    every level for the complete search; smaller on the upper levels for an
-    incomplete pruned pass (a pruning profile).
-cperp2 : float
-    ``‖c⊥‖²``: the squared norm of the part of w outside the lattice span.
-tol, tol_abs : float
-    Relative and absolute margins of the Hölder test on W_i:
-    ``‖W_i‖² > ‖W_i‖₁ + tol·(1 + ‖W_i‖₁) + tol_abs`` cuts.
-symmetric : bool
-    The target is 0 and x, −x give the same answer: enumerate one.
-coord : ndarray of int64, shape (3, D)
-    Per level: whether to apply the per-coordinate interval bounds (row 0:
-    0 off, 1 on and counted, 2 on and settled), how often they were
-    applied (row 1) and how often they narrowed the integer interval (row
-    2). Rows 1 and 2 are counters shared by every walk of the tree (racing
-    updates only blur a heuristic); levels marked settled are no longer
-    counted, so threads stop writing to the shared rows once the caller
-    has decided where the bounds pay.
-basis : ndarray of int64, shape (N, D)
-offset : ndarray of int64, shape (N,)
-    Unpadded: N here is the true ambient dimension. ``w = basis·x + offset``
-    at a leaf (exact test).
-exact : bool
-    Whether int64 leaf arithmetic cannot overflow (checked by the caller).
-det_start : ndarray of int64, shape (D + 1,)
-    The float columns ``det_start[i]:det_start[i + 1]`` are the coordinates
-    determined at level i: those r whose basis row is zero in the columns
-    below i and nonzero at i (level D − 1 for a zero row). Fixing x_i …
-    x_{D−1} fixes the integer w[r] = W_i[r], which must be ±1; below level
-    i, W never changes there. So at level i only the columns before
-    ``det_start[i + 1]`` are updated, and the ``det_start[D] −
-    det_start[i + 1]`` columns determined above i add exactly 1 each to
-    ‖W_i‖₁ (MATH.md §6.1, cut 6). The columns before ``det_start[0]`` are
-    treated as determined nowhere: all entries equal to the true N turn
-    the cut off.
-"""
-
-Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc")
-Walk.__doc__ = """The state of one walk of a :class:`Tree` (from :func:`new_walk`; one per thread).
-
-Fields
-------
-istate : ndarray of int64, shape (STATE_SIZE,)
-    Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts.
-x : ndarray of int64, shape (D,)
-    Coefficients fixed so far (a leaf's, after FOUND).
-ctr : ndarray of float64, shape (D,)
-    Centre of each level's interval.
-lpart : ndarray of float64, shape (D + 1,)
-    Squared norm of the lattice part fixed so far.
-W : ndarray of float64 or float32 (the tree's bstar type), shape (D + 1, N)
-    ``W[i]`` the part of w orthogonal to b_0 … b_{i−1}; ``W[D]`` holds −c⊥.
-lo, hi, up, dn : ndarray of int64, shape (D,)
-    Admissible interval of each level and its two zig-zag pointers.
-zflag : ndarray of bool, shape (D + 1,)
-    Whether every coefficient above the level is zero (symmetric trees).
-partsum : ndarray of float64, shape (D, D + 1)
-    Partial sums of the centres; ``partsum[:, D]`` the target coordinates
-    along each b*_j.
-stale : ndarray of int64, shape (D,)
-    Highest level whose x changed since a row of partsum was last redone.
-lows, highs : ndarray of float64, shape (N,)
-    Scratch of the per-coordinate bounds.
-taken : ndarray of int64, shape (D,)
-    Children of the current node at each level that passed every test so
-    far: the next one's position in zig-zag order, its discrepancy.
-disc : ndarray of int64, shape (D + 1,)
-    Discrepancies of the path fixed at and above each level (``disc[D]`` is 0).
-"""
-
-# Layout of the int64 ``istate`` vector.
-LEVEL = 0
-PHASE = 1
-NODES = 2
-LEAVES = 3
-STATE_SIZE = 4
-
 
 @kernel
-def _coordinate_bounds(i, c, lof, hif, tree, walk):
-    """Narrow ``[lof, hif]`` for x_i by ``|W_i[r]| ≤ lbox[i, r]`` for every r.
+def _coordinate_bounds(i, c, low, high, tree, W):
+    """Narrow ``[low, high]`` for x_i by cut 3 on every coordinate where W_i can still change.
 
-    W_i = W_{i+1} + (x_i − c)·b*_i gives an interval of x_i per coordinate
-    (chalf = ∞ where b*_i[r] ≈ 0). Elementwise bounds first (a loop LLVM
-    vectorises), then the max/min scans, whose running bound rarely changes
-    (well-predicted branches). Kept out of :func:`_enter_level`: levels
-    that skip it then run faster. Counts how often the bounds remove a
-    value the others allow, so the caller can switch them off at levels
-    where they never do.
+    Counts how often the bounds remove a value the others allow, so the
+    caller can switch them off at levels where they never do.
     """
-    W, cinv, chalf, coord = walk.W, tree.cinv, tree.chalf, tree.coord
-    lows, highs = walk.lows, walk.highs
-    N = tree.det_start[i + 1]  # the columns where W_i can differ from W_{i+1}: the others add no bound
+    cinv, chalf, coord = tree.cinv, tree.chalf, tree.coord
     counted = coord[0, i] == 1
     if counted:
         coord[1, i] += 1
-    plain_low = math.ceil(lof - 1e-9)
-    plain_high = math.floor(hif + 1e-9)
-    for r in range(N):
-        m = c - W[i + 1, r] * cinv[i, r]
-        lows[r] = m - chalf[i, r]
-        highs[r] = m + chalf[i, r]
-    for r in range(N):
-        if lows[r] > lof:
-            lof = lows[r]
-        if highs[r] < hif:
-            hif = highs[r]
-    if counted and (math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high):
-        coord[2, i] += 1
-    return lof, hif
-
-
-@kernel
-def _empty(i, walk):
-    """Mark level i as having no admissible value (both pointers out of range)."""
-    walk.lo[i] = 1
-    walk.hi[i] = 0
-    walk.up[i] = 1
-    walk.dn[i] = 0
+    plain_low, plain_high = low, high
+    for r in range(tree.det_start[i + 1]):  # the other columns add no bound
+        lo_r, hi_r = coordinate_window(c, W[i + 1, r], cinv[i, r], chalf[i, r])
+        if lo_r > low:
+            low = lo_r
+        if hi_r < high:
+            high = hi_r
+    if counted:
+        first, last = integers_in(low, high, tree.ylo[i], tree.yhi[i])
+        plain_first, plain_last = integers_in(plain_low, plain_high, tree.ylo[i], tree.yhi[i])
+        if first > plain_first or last < plain_last:
+            coord[2, i] += 1
+    return low, high
 
 
 @kernel
 def _enter_level(i, tree, walk):
-    """Centre and admissible integer interval of x_i, given x_{i+1..D−1}.
+    """Centre and admissible integer interval of x_i, given x_{i+1..D−1}, and its zig-zag start.
 
-    The cold paths (the root, :func:`start_below`, :func:`estimate_tree`)
-    call it; the hot loop of :func:`enumerate_box` carries the same body
-    written out (see the comment there).
+    The cold paths (:func:`start_below`, :func:`estimate_tree`, a walk's
+    root) call it; the hot loop of :func:`enumerate_box` carries the same
+    body written out (see the comment there).
     """
     x, stale, partsum, muT = walk.x, walk.stale, walk.partsum, tree.muT
     # Centre by partial sums: only the entries whose x changed are redone
@@ -235,59 +100,55 @@ def _enter_level(i, tree, walk):
     walk.taken[i] = 0
     c = partsum[i, i + 1]
     walk.ctr[i] = c
-    rem = tree.bound2[i] - walk.lpart[i + 1]
-    if rem < 0.0:
-        _empty(i, walk)
+    low, high = window(c, tree.bound2[i] - walk.lpart[i + 1], tree.rr[i], tree.hold[i])
+    if tree.coord[0, i] and low <= high:
+        low, high = _coordinate_bounds(i, c, low, high, tree, walk.W)
+    first, last = integers_in(low, high, tree.ylo[i], tree.yhi[i])
+    low_i = int(first)
+    high_i = int(last)
+    if tree.symmetric and walk.zflag[i + 1] and low_i < 0:
+        low_i = 0  # ±v give the same solution: keep the top nonzero coefficient > 0
+    if low_i > high_i:  # no integer: both zig-zag pointers out of range
+        walk.lo[i], walk.hi[i], walk.up[i], walk.dn[i] = 1, 0, 1, 0
         return
-    half = math.sqrt(rem / tree.rr[i])
-    if tree.hold[i] < half:
-        half = tree.hold[i]
-    lof = c - half
-    hif = c + half
-    if tree.coord[0, i]:
-        lof, hif = _coordinate_bounds(i, c, lof, hif, tree, walk)
-    if lof > hif:
-        _empty(i, walk)
-        return
-    low = math.ceil(lof - 1e-9)
-    high = math.floor(hif + 1e-9)
-    if low < tree.ylo[i]:
-        low = tree.ylo[i]
-    if high > tree.yhi[i]:
-        high = tree.yhi[i]
-    if tree.symmetric and walk.zflag[i + 1] and low < 0:
-        # ±v give the same solution: keep the top nonzero coefficient > 0.
-        low = 0
-    walk.lo[i] = low
-    walk.hi[i] = high
-    m = round(c)
-    if m < low:
-        m = low
-    if m > high:
-        m = high
+    walk.lo[i] = low_i
+    walk.hi[i] = high_i
+    m = min(max(round(c), low_i), high_i)
     walk.up[i] = m
     walk.dn[i] = m - 1
 
 
 @kernel
-def _leaf_ok(tree, walk):
-    """Exact test that ``basis·x + offset`` is ±1 everywhere (or a float test)."""
-    basis, offset, x = tree.basis, tree.offset, walk.x
-    N = basis.shape[0]
-    D = basis.shape[1]
-    if tree.exact:
-        for r in range(N):
-            s = offset[r]
-            for j in range(D):
-                s += basis[r, j] * x[j]
-            if s != 1 and s != -1:
-                return False
-        return True
-    for r in range(tree.det_start[0]):  # the cut checked every other column at its level
-        a = abs(walk.W[0, r])
-        if a < 1.0 - 1e-3 or a > 1.0 + 1e-3:
+def _child(i, xi, tree, walk):
+    """Whether the child x_i = xi of the current node passes cuts 6 and 4; forms its W_i and fixed ℓ1 norm when it does.
+
+    Cold paths only, like :func:`_enter_level`.
+    """
+    W, bstar, det_start, det_limit = walk.W, tree.bstar, tree.det_start, tree.det_limit
+    diff = xi - walk.ctr[i]
+    fixed = 0.0
+    for r in range(det_start[i], det_start[i + 1]):
+        value = W[i + 1, r] + diff * bstar[i, r]
+        if not determined_ok(value, det_limit[r]):
             return False
+        fixed += determined_l1(value, det_limit[r])
+    s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
+    s2 = walk.lpart[i + 1] + diff * diff * tree.rr[i] + tree.cperp2
+    if not holder_ok(s1, s2, tree.tol, tree.tol_abs):
+        return False
+    walk.fixed_l1[i] = walk.fixed_l1[i + 1] + fixed
     return True
+
+
+@kernel
+def _fix(i, xi, tree, walk):
+    """Fix x_i = xi (a child that passed :func:`_child`): its norm, its zero flag, the stale partial sums."""
+    diff = xi - walk.ctr[i]
+    walk.x[i] = xi
+    walk.lpart[i] = walk.lpart[i + 1] + diff * diff * tree.rr[i]
+    walk.zflag[i] = walk.zflag[i + 1] and xi == 0
+    if i > 0 and walk.stale[i - 1] < i:
+        walk.stale[i - 1] = i
 
 
 @kernel
@@ -322,14 +183,17 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     int
         RUNNING, FOUND (``walk.x`` holds a leaf that passed the leaf test),
         PREFIX (``walk.x[split:]`` holds a node of level ``split``) or DONE.
+        A tree with ``count_only`` counts its leaves that pass the leaf
+        test in ``istate[SOLUTIONS]`` and never returns FOUND.
     """
-    istate, x, ctr, lpart, W = walk.istate, walk.x, walk.ctr, walk.lpart, walk.W
-    up, dn, lo, hi, zflag, stale = walk.up, walk.dn, walk.lo, walk.hi, walk.zflag, walk.stale
-    bstar, rr, cperp2, tol, tol_abs, symmetric = tree.bstar, tree.rr, tree.cperp2, tree.tol, tree.tol_abs, tree.symmetric
-    muT, cinv, chalf, hold, ylo, yhi, bound2, coord = tree.muT, tree.cinv, tree.chalf, tree.hold, tree.ylo, tree.yhi, tree.bound2, tree.coord
-    partsum, lows, highs, taken, disc = walk.partsum, walk.lows, walk.highs, walk.taken, walk.disc
-    det_start = tree.det_start
-    D = rr.shape[0]
+    istate, x, ctr, up, dn, lo, hi = walk.istate, walk.x, walk.ctr, walk.up, walk.dn, walk.lo, walk.hi
+    taken, disc, zflag = walk.taken, walk.disc, walk.zflag
+    symmetric, count_only = tree.symmetric, tree.count_only
+    W, bstar, det_start, det_limit, weight, fixed_l1, lpart = walk.W, tree.bstar, tree.det_start, tree.det_limit, tree.weight, walk.fixed_l1, walk.lpart
+    stale, partsum = walk.stale, walk.partsum
+    muT, bound2, hold, ylo, yhi, coord = tree.muT, tree.bound2, tree.hold, tree.ylo, tree.yhi, tree.coord
+    rr, cperp2, tol, tol_abs = tree.rr, tree.cperp2, tree.tol, tree.tol_abs
+    D = tree.rr.shape[0]
     if istate[PHASE] == 2:
         return DONE
     if istate[PHASE] == 0:
@@ -360,25 +224,28 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
             xi = dn[i]
             dn[i] -= 1
         nodes += 1
+        # --- the body of _child, written out: a call that takes the walk's arrays,
+        # even one Numba inlines, costs more than the work itself (BENCHMARKS.md,
+        # "The kernel's records"). The tests hold every walk to the same nodes.
         diff = xi - ctr[i]
-        # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer,
-        # and only ±1 lies in the box. Tested first: it reads a few entries,
-        # and a node it cuts needs no W_i.
+        # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer that must
+        # lie in the box. Tested first: it reads a few entries, and a node it cuts needs no W_i.
+        fixed = 0.0
         determined = True
         for r in range(det_start[i], det_start[i + 1]):
-            a = abs(W[i + 1, r] + diff * bstar[i, r])
-            if a < 0.5 or a > 1.5:
+            value = W[i + 1, r] + diff * bstar[i, r]
+            if not determined_ok(value, det_limit[r]):
                 determined = False
                 break
+            fixed += determined_l1(value, det_limit[r])
         if not determined:
             continue
-        # W_i where it still changes; each coordinate determined above level i adds exactly 1.
-        live = det_start[i + 1]
-        s1 = advance_l1(W, bstar, i, diff, live) + (det_start[D] - live)
+        # W_i where it still changes; the coordinates determined above level i add their fixed part.
+        s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], weight) + fixed_l1[i + 1]
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
-        # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖w‖∞‖W_i‖₁.
-        if s2 > s1 + tol * (1.0 + s1) + tol_abs:
+        if not holder_ok(s1, s2, tol, tol_abs):
             continue
+        fixed_l1[i] = fixed_l1[i + 1] + fixed
         if limit is not None:
             # Limited discrepancy: the k-th child that passes costs k. Later
             # children cost more, so once over the limit the level is done.
@@ -391,11 +258,12 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
                 dn[i] = 0
                 continue
             disc[i] = spent
+        # _fix, written out.
         x[i] = xi
-        if i > 0 and stale[i - 1] < i:
-            stale[i - 1] = i
         lpart[i] = lpart[i + 1] + diff * diff * rr[i]
         zflag[i] = zflag[i + 1] and xi == 0
+        if i > 0 and stale[i - 1] < i:
+            stale[i - 1] = i
         if i == split:
             istate[LEVEL] = i
             istate[NODES] += nodes
@@ -404,79 +272,39 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
             if symmetric and zflag[0]:
                 continue  # the zero vector
             istate[LEAVES] += 1
-            if _leaf_ok(tree, walk):
+            if leaf_ok(tree, walk):
+                if count_only:
+                    istate[SOLUTIONS] += 1
+                    continue
                 istate[LEVEL] = 0
                 istate[NODES] += nodes
                 return FOUND
             continue
         i -= 1
-        # --- enter level i: the body of _enter_level, written out here. Inlined
-        # by Numba instead (inline="always"), each access to a record's field
-        # takes and drops a reference, which costs more than the work itself
-        # (BENCHMARKS.md, "The kernel's records"). Keep the two in step;
-        # tests walk trees with both (start_below and the estimate use _enter_level).
+        # --- _enter_level, written out for the same reason.
         top = stale[i]
         for j in range(top, i, -1):
             partsum[i, j] = partsum[i, j + 1] - muT[i, j] * x[j]
         if i > 0 and stale[i - 1] < top:
             stale[i - 1] = top
         stale[i] = i
-        if limit is not None:
-            taken[i] = 0
+        taken[i] = 0
         c = partsum[i, i + 1]
         ctr[i] = c
-        rem = bound2[i] - lpart[i + 1]
-        if rem < 0.0:
-            lo[i] = 1  # empty: both zig-zag pointers out of range
-            hi[i] = 0
-            up[i] = 1
-            dn[i] = 0
+        low, high = window(c, bound2[i] - lpart[i + 1], rr[i], hold[i])
+        if coord[0, i] and low <= high:
+            low, high = _coordinate_bounds(i, c, low, high, tree, W)
+        first, last = integers_in(low, high, ylo[i], yhi[i])
+        low_i = int(first)
+        high_i = int(last)
+        if symmetric and zflag[i + 1] and low_i < 0:
+            low_i = 0  # ±v give the same solution
+        if low_i > high_i:  # no integer: both zig-zag pointers out of range
+            lo[i], hi[i], up[i], dn[i] = 1, 0, 1, 0
             continue
-        half = math.sqrt(rem / rr[i])
-        if hold[i] < half:
-            half = hold[i]
-        lof = c - half
-        hif = c + half
-        if coord[0, i]:
-            # _coordinate_bounds, written out for the same reason.
-            counted = coord[0, i] == 1
-            if counted:
-                coord[1, i] += 1
-            plain_low = math.ceil(lof - 1e-9)
-            plain_high = math.floor(hif + 1e-9)
-            live = det_start[i + 1]
-            for r in range(live):
-                m = c - W[i + 1, r] * cinv[i, r]
-                lows[r] = m - chalf[i, r]
-                highs[r] = m + chalf[i, r]
-            for r in range(live):
-                if lows[r] > lof:
-                    lof = lows[r]
-                if highs[r] < hif:
-                    hif = highs[r]
-            if counted and (math.ceil(lof - 1e-9) > plain_low or math.floor(hif + 1e-9) < plain_high):
-                coord[2, i] += 1
-        if lof > hif:
-            lo[i] = 1  # empty: both zig-zag pointers out of range
-            hi[i] = 0
-            up[i] = 1
-            dn[i] = 0
-            continue
-        low = math.ceil(lof - 1e-9)
-        high = math.floor(hif + 1e-9)
-        if low < ylo[i]:
-            low = ylo[i]
-        if high > yhi[i]:
-            high = yhi[i]
-        if symmetric and zflag[i + 1] and low < 0:
-            low = 0  # ±v give the same solution
-        lo[i] = low
-        hi[i] = high
-        m = round(c)
-        if m < low:
-            m = low
-        if m > high:
-            m = high
+        lo[i] = low_i
+        hi[i] = high_i
+        m = min(max(round(c), low_i), high_i)
         up[i] = m
         dn[i] = m - 1
     istate[LEVEL] = i
@@ -489,61 +317,20 @@ def start_below(floor, tree, walk):
     """Set a fresh walk to the subtree below the fixed ``walk.x[floor:]`` (floor ≥ 1).
 
     The prefix must be a node the enumeration itself produced (status
-    PREFIX), so it already passed every test. Then :func:`enumerate_box` with
-    the same ``floor`` searches exactly that subtree.
+    PREFIX), so it already passed every test; replaying it with the same
+    tests rebuilds the walk's state. Then :func:`enumerate_box` with the
+    same ``floor`` searches exactly that subtree.
     """
-    x, ctr, lpart, W, zflag, stale = walk.x, walk.ctr, walk.lpart, walk.W, walk.zflag, walk.stale
+    x = walk.x
     D = tree.rr.shape[0]
-    zflag[D] = True
+    walk.zflag[D] = True
     for j in range(D - 1, floor - 1, -1):
         _enter_level(j, tree, walk)
-        diff = x[j] - ctr[j]
-        advance_l1(W, tree.bstar, j, diff, W.shape[1])
-        lpart[j] = lpart[j + 1] + diff * diff * tree.rr[j]
-        zflag[j] = zflag[j + 1] and x[j] == 0
-        if j > 0 and stale[j - 1] < j:
-            stale[j - 1] = j
+        _child(j, x[j], tree, walk)
+        _fix(j, x[j], tree, walk)
     _enter_level(floor - 1, tree, walk)
     walk.istate[LEVEL] = floor - 1
     walk.istate[PHASE] = 1
-
-
-def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray, dtype=np.float64) -> Walk:
-    """A fresh :class:`Walk` of a tree with D levels and (padded) ambient dimension N.
-
-    Parameters
-    ----------
-    D, N : int
-        Lattice dimension and ambient dimension.
-    top : ndarray of float64, shape (N,)
-        W at the top of the tree (−c⊥, the part of −c outside the lattice span).
-    tgt : ndarray of float64, shape (D,)
-        Coordinates of the target c along each b*_j.
-    dtype : numpy dtype
-        Of W: the tree's ``bstar.dtype``.
-    """
-    W = np.zeros((D + 1, N), dtype=dtype)
-    W[D] = top
-    partsum = np.zeros((D, D + 1), dtype=np.float64)
-    partsum[:, D] = tgt
-    return Walk(
-        istate=np.zeros(STATE_SIZE, dtype=np.int64),
-        x=np.zeros(D, dtype=np.int64),
-        ctr=np.zeros(D, dtype=np.float64),
-        lpart=np.zeros(D + 1, dtype=np.float64),
-        W=W,
-        lo=np.zeros(D, dtype=np.int64),
-        hi=np.zeros(D, dtype=np.int64),
-        up=np.zeros(D, dtype=np.int64),
-        dn=np.zeros(D, dtype=np.int64),
-        zflag=np.zeros(D + 1, dtype=np.bool_),
-        partsum=partsum,
-        stale=np.full(D, D - 1, dtype=np.int64),
-        lows=np.zeros(N, dtype=np.float64),
-        highs=np.zeros(N, dtype=np.float64),
-        taken=np.zeros(D, dtype=np.int64),
-        disc=np.zeros(D + 1, dtype=np.int64),
-    )
 
 
 @kernel
@@ -556,17 +343,14 @@ def estimate_tree(tree, walk, probes, seed):
     estimate of the tree size. Returns the mean over ``probes`` walks (the
     walk's arrays are scratch).
     """
-    x, ctr, lpart, W, lo, hi, zflag, stale = walk.x, walk.ctr, walk.lpart, walk.W, walk.lo, walk.hi, walk.zflag, walk.stale
-    bstar, rr, cperp2, tol = tree.bstar, tree.rr, tree.cperp2, tree.tol
-    D = rr.shape[0]
-    N = W.shape[1]
+    lo, hi = walk.lo, walk.hi
+    D = tree.rr.shape[0]
     np.random.seed(seed)
-    passing = np.zeros(4096, dtype=np.int64)
     total = 0.0
     for _ in range(probes):
         for j in range(D):
-            stale[j] = D - 1
-        zflag[D] = True
+            walk.stale[j] = D - 1
+        walk.zflag[D] = True
         weight = 1.0
         i = D - 1
         while i >= 0:
@@ -574,31 +358,20 @@ def estimate_tree(tree, walk, probes, seed):
             if hi[i] < lo[i]:
                 break
             total += weight * (hi[i] - lo[i] + 1)
+            if i == 0:
+                break
             count = 0
             for xi in range(lo[i], hi[i] + 1):
-                diff = xi - ctr[i]
-                s1 = 0.0
-                for r in range(N):
-                    s1 += abs(W[i + 1, r] + diff * bstar[i, r])
-                s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
-                for r in range(tree.det_start[i], tree.det_start[i + 1]):
-                    a = abs(W[i + 1, r] + diff * bstar[i, r])
-                    if a < 0.5 or a > 1.5:
-                        s2 = math.inf  # a determined coordinate off ±1: the child is cut, as in the walk
-                if s2 <= s1 + tol * (1.0 + s1) + tree.tol_abs and count < passing.shape[0]:
-                    passing[count] = xi
-                    count += 1
-            if count == 0 or i == 0:
+                count += _child(i, xi, tree, walk)
+            if count == 0:
                 break
             weight *= count
-            xi = passing[np.random.randint(count)]
-            diff = xi - ctr[i]
-            for r in range(N):
-                W[i, r] = W[i + 1, r] + diff * bstar[i, r]
-            x[i] = xi
-            lpart[i] = lpart[i + 1] + diff * diff * rr[i]
-            zflag[i] = zflag[i + 1] and xi == 0
-            if stale[i - 1] < i:
-                stale[i - 1] = i
+            pick = np.random.randint(count)
+            for xi in range(lo[i], hi[i] + 1):  # the pick-th child that passes, formed again
+                if _child(i, xi, tree, walk):
+                    if pick == 0:
+                        _fix(i, xi, tree, walk)
+                        break
+                    pick -= 1
             i -= 1
     return total / probes

@@ -386,11 +386,11 @@ def test_the_breadth_first_walk_gives_up_past_its_budget_and_only_then():
     rng = np.random.default_rng(6)
     system, support = planted_system(rng, 3, 26, 0, 59, size=13)
     lll = lattice.build_lattice(reduce_system(system.M, system.t))
-    leaves, nodes = walk_breadth_first(lll.data, 10**7, lattice.MARGIN)
+    leaves, nodes = walk_breadth_first(lll.tree(), lll.start(), 10**7)
     assert nodes > lll.D
     assert support in [lattice.decode(lll, x, system) for x in leaves]
-    assert walk_breadth_first(lll.data, nodes - 1, lattice.MARGIN)[0] is None
-    again, counted = walk_breadth_first(lll.data, nodes, lattice.MARGIN)
+    assert walk_breadth_first(lll.tree(), lll.start(), nodes - 1)[0] is None
+    again, counted = walk_breadth_first(lll.tree(), lll.start(), nodes)
     assert counted == nodes and np.array_equal(again, leaves)
 
 
@@ -416,19 +416,19 @@ def test_the_walk_in_chunks_makes_the_level_wide_tree_and_can_end_at_its_first_l
     rng = np.random.default_rng(6)
     system, support = planted_system(rng, 3, 26, 0, 59, size=13)
     lll = lattice.build_lattice(reduce_system(system.M, system.t))
-    whole, nodes = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, chunk=10**9)  # the whole level at once: the reference
+    whole, nodes = breadth.walk_breadth_first(lll.tree(), lll.start(), 10**7, chunk=10**9)  # the whole level at once: the reference
     assert support in [lattice.decode(lll, x, system) for x in whole] and len(whole) > 1
-    leaves, counted = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, until=lambda leaves: False, chunk=chunk)
+    leaves, counted = breadth.walk_breadth_first(lll.tree(), lll.start(), 10**7, until=lambda leaves: False, chunk=chunk)
     assert counted == nodes and np.array_equal(leaves, whole)  # same nodes, same leaves in the same order
     # The budget binds on the running total across chunks, as on the level-wide walk.
-    assert breadth.walk_breadth_first(lll.data, nodes - 1, lattice.MARGIN, chunk=chunk)[0] is None
-    assert breadth.walk_breadth_first(lll.data, nodes, lattice.MARGIN, chunk=chunk)[1] == nodes
+    assert breadth.walk_breadth_first(lll.tree(), lll.start(), nodes - 1, chunk=chunk)[0] is None
+    assert breadth.walk_breadth_first(lll.tree(), lll.start(), nodes, chunk=chunk)[1] == nodes
     stopped = threading.Event()
     stopped.set()
-    assert breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, Budget.of(stop=stopped), chunk=chunk)[0] is None
+    assert breadth.walk_breadth_first(lll.tree(), lll.start(), 10**7, Budget.of(stop=stopped), chunk=chunk)[0] is None
     # Ending at the second chunk of leaves that comes: those leaves, a prefix of the whole list, and fewer nodes.
     calls = []
-    early, made = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN, until=lambda leaves: calls.append(len(leaves)) or len(calls) == 2, chunk=chunk)
+    early, made = breadth.walk_breadth_first(lll.tree(), lll.start(), 10**7, until=lambda leaves: calls.append(len(leaves)) or len(calls) == 2, chunk=chunk)
     assert len(calls) == 2 and len(early) == sum(calls) and np.array_equal(early, whole[: len(early)])
     assert made < nodes
 
@@ -455,10 +455,10 @@ def test_the_breadth_first_estimate_is_near_the_size_of_the_tree_it_walks():
         rng = np.random.default_rng(seed)
         system, _ = planted_system(rng, 3, 30, 0, 59, size=15)
         lll = lattice.build_lattice(reduce_system(system.M, system.t))
-        nodes = breadth.walk_breadth_first(lll.data, 10**7, lattice.MARGIN)[1]
-        estimate = breadth.estimate_nodes(lll.data, 20_000, seed, lattice.MARGIN)
+        nodes = breadth.walk_breadth_first(lll.tree(), lll.start(), 10**7)[1]
+        estimate = breadth.estimate_nodes(lll.tree(), lll.start(), 20_000, seed)
         assert nodes > 1000 and 0.5 < estimate / nodes < 2  # unbiased; 20 000 descents keep it within ±35 % here
-        assert breadth.estimate_nodes(lll.data, 20_000, seed, lattice.MARGIN) == estimate  # seeded
+        assert breadth.estimate_nodes(lll.tree(), lll.start(), 20_000, seed) == estimate  # seeded
 
 
 def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_tree_is_walked():
@@ -487,7 +487,7 @@ def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then(
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    whole_walk = replace(NUMPY_FIRST, first_walk_nodes=-1)  # no pruned walk first: the whole BKZ walk answers
+    whole_walk = replace(NUMPY_FIRST, first_walk_nodes=-1, reduced_tree_nodes=10**6)  # no pruned walk first: the whole BKZ walk (160 K nodes) answers
     system = build_system(construct.planted(d=2, n=60, range=1000, seed=1))
     first = search(system, tuning=whole_walk)
     assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
@@ -498,7 +498,7 @@ def test_a_whole_numpy_walk_ends_at_its_first_solution_and_is_not_complete_then(
 
 def walk_nodes(lattice_: lattice.Lattice) -> int:
     """Nodes of the NumPy walk of the whole tree of ``lattice_``."""
-    return breadth.walk_breadth_first(lattice_.data, 10**7, lattice.MARGIN)[1]
+    return breadth.walk_breadth_first(lattice_.tree(), lattice_.start(), 10**7)[1]
 
 
 def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_rest():
@@ -649,14 +649,14 @@ def test_leaves_decode_the_same_in_int64_and_in_python_integers():
     """decode's int64 path (exact lattices, x within the dual bounds) against its Python-integer path, on every leaf of a walk."""
     import copy
 
-    from indexset.search.lattice import MARGIN, build_lattice, decode
+    from indexset.search.lattice import build_lattice, decode
     from indexset.search.lattice.breadth import walk_breadth_first
 
     rng = np.random.default_rng(11)
     system, support = planted_system(rng, 3, 30, 0, 30, 12)
     lattice = build_lattice(reduce_system(system.M, system.t))
     assert lattice.exact
-    leaves, _ = walk_breadth_first(lattice.data, 10**7, MARGIN)
+    leaves, _ = walk_breadth_first(lattice.tree(), lattice.start(), 10**7)
     python_ints = copy.copy(lattice)
     python_ints.exact = False
     decoded = [decode(lattice, x, system) for x in leaves]

@@ -28,6 +28,7 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.native import enumerate as native
+from indexset.native.tree import DETERMINED_SLACK
 from indexset.search import bkz
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.reduce import Reduction
@@ -70,6 +71,8 @@ class FloatData:
         Squared search radius with margin: every box point's lattice part is within it.
     basis, offset : ndarray of int64
         The exact basis and offset when int64 leaf arithmetic cannot overflow, else zeros.
+    weight, det_limit, half
+        The box half-widths: as in :class:`indexset.native.tree.Tree` (float64).
     """
 
     muT: np.ndarray
@@ -88,6 +91,9 @@ class FloatData:
     basis: np.ndarray
     offset: np.ndarray
     det_start: np.ndarray
+    weight: np.ndarray
+    det_limit: np.ndarray
+    half: np.ndarray
 
     def bounded(self, bound2: np.ndarray | None) -> FloatData:
         """The same data under the per-level bounds ``bound2`` (None: unchanged)."""
@@ -146,29 +152,32 @@ class Lattice:
         """Whether a tree is to be walked: the float data are trusted and no exact proof already says no box point exists."""
         return self.problem is None and not self.infeasible
 
-    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None, single: bool = False) -> native.Tree:
-        """The kernel's :class:`~indexset.native.enumerate.Tree` (under ``bound2``, default the radius at every level).
+    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None, single: bool = False, count_only: bool = False) -> native.Tree:
+        """The kernel's :class:`~indexset.native.tree.Tree` (under ``bound2``, default the radius at every level).
 
         ``coord`` is the per-level switch and counters of the per-coordinate
         bounds (default: on at every level, fresh counters). ``single``:
         keep W in float32 when :func:`single_precision` allows it (an exact
         leaf test and a small error bound), with margins that cover it.
+        ``count_only``: the walk counts its solutions itself (only on exact
+        lattices, whose leaf test is exact).
         """
         data = self.data
         if coord is None:
             coord = np.zeros((3, self.D), dtype=np.int64)
             coord[0] = 1
         bound2 = data.bound2 if bound2 is None else bound2
-        bstar, chalf, tol, tol_abs = data.bstar, data.chalf, MARGIN, 0.0
+        bstar, chalf, tol, tol_abs, weight = data.bstar, data.chalf, MARGIN, 0.0, data.weight
         margins = single_precision(self, bound2) if single else None
         if margins is not None:
             if self._bstar32 is None:
                 self._bstar32 = data.bstar.astype(np.float32)
             relative, absolute = margins
-            bstar, tol, tol_abs = self._bstar32, MARGIN + relative, absolute
+            bstar, tol, tol_abs, weight = self._bstar32, MARGIN + relative, absolute, weight.astype(np.float32)
             chalf = chalf + absolute * np.abs(data.cinv)  # cut 3 reads W too
         return native.Tree(data.muT, data.rr, bstar, data.cinv, chalf, data.hold, data.ylo, data.yhi, bound2, data.cperp2, tol, tol_abs,
-                           self.symmetric, coord, data.basis, data.offset, self.exact, data.det_start)
+                           self.symmetric, coord, data.basis, data.offset, self.exact, data.det_start, weight, data.det_limit, data.half,
+                           count_only and self.exact)
 
     def determined(self) -> tuple[np.ndarray, np.ndarray]:
         """The coordinates each level determines (MATH.md §6.1, cut 6): ``(start, order)``.
@@ -185,6 +194,10 @@ class Lattice:
             order = np.argsort(levels, kind="stable").astype(np.int64)
             self._determined = np.searchsorted(levels[order], np.arange(self.D + 1)).astype(np.int64), order
         return self._determined
+
+    def start(self) -> tuple[np.ndarray, np.ndarray]:
+        """What every walk starts from: W at the root (−c⊥, in the kernel's column order) and the target's coordinates along each b*_j."""
+        return self.data.top, self.data.tgt
 
     def new_walk(self, tree: native.Tree | None = None) -> native.Walk:
         """A fresh walk of the whole tree (of ``tree``'s precision; default float64)."""
@@ -396,6 +409,9 @@ def _float_data(lattice: Lattice) -> None:
         bound2=np.full(D, radius2),  # the complete search: the radius at every level
         basis=basis.astype(np.int64) if lattice.exact else np.zeros((N, D), dtype=np.int64),
         offset=lattice.offset.astype(np.int64) if lattice.exact else np.zeros(N, dtype=np.int64),
+        weight=np.zeros(0),  # the 0/1 box: every h_r = 1
+        det_limit=np.concatenate([np.ones(N), np.ones(extra)])[columns] + DETERMINED_SLACK,
+        half=np.ones(N, dtype=np.int64),
     )
 
 

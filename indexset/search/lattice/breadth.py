@@ -1,20 +1,16 @@
 """Breadth-first walk of small enumeration trees, in NumPy alone.
 
-The tree is that of :func:`indexset.native.enumerate.enumerate_box`, cut by
-the same tests on the same float data with the same margins (norm, Hölder
-on b*_i, per-coordinate bounds on W_i, Hölder with W_i, dual bounds;
-MATH.md §6.1), but walked a level at a time over a frontier of up to
-``chunk`` nodes: a wider level is cut into chunks, each walked to the
-leaves before the next (depth first across chunks), so a first solution
-can end a walk before the whole tree is made, and memory stays bounded.
-Two differences from the kernel, both sound: the per-coordinate bounds
-are on at every level (the kernel switches them off where they stop
-paying), and the kernel's cut on determined coordinates is left out.
-Per node it is much slower than the compiled kernel; it needs no Numba,
-whose loading costs more than the whole walk of a tree of a few thousand
-nodes. A walk may stop at a node
-budget, or (``until``) at its first solutions; only a walk that ran to
-the end is complete.
+The tree is that of :func:`indexset.native.enumerate.enumerate_box`: the
+same :class:`~indexset.native.tree.Tree`, and every node asks the questions
+of :mod:`indexset.native.tree` (their Python source, on arrays of nodes).
+It is walked a level at a time over a frontier of up to ``chunk`` nodes: a
+wider level is cut into chunks, each walked to the leaves before the next
+(depth first across chunks), so a first solution can end a walk before
+the whole tree is made, and memory stays bounded. Per node it is much
+slower than the compiled kernel; it needs no Numba, whose loading costs
+more than the whole walk of a tree of a few thousand nodes. A walk may
+stop at a node budget, or (``until``) at its first solutions; only a walk
+that ran to the end is complete.
 """
 
 from __future__ import annotations
@@ -22,24 +18,24 @@ from __future__ import annotations
 import numpy as np
 
 from indexset.budget import Budget
+from indexset.native import tree as node
 
-SLACK = 1e-9
-"""Rounding slack of an interval end before ceil/floor, as in the kernel."""
 
-def walk_breadth_first(data, max_nodes: int, tol: float, budget: Budget | None = None, until=None, chunk: int = 1024) -> tuple[np.ndarray | None, int]:
+def walk_breadth_first(tree, start, max_nodes: int, budget: Budget | None = None, until=None, chunk: int = 1024) -> tuple[np.ndarray | None, int]:
     """Every leaf of the enumeration tree (up to ``until``), unless it has more than ``max_nodes`` nodes.
 
     Parameters
     ----------
-    data : FloatData
-        The lattice's float data (:class:`indexset.search.lattice.basis.FloatData`,
-        under the bounds to walk) of an outside-target lattice (not
-        symmetric: the walk does not fold x and −x together).
+    tree : Tree
+        The tree to walk (:meth:`indexset.search.lattice.basis.Lattice.tree`,
+        in float64) of an outside-target lattice (not symmetric: the walk does
+        not fold x and −x together).
+    start : (ndarray, ndarray)
+        W at the root (−c⊥) and the target's coordinates along each b*_j
+        (the lattice data's ``top`` and ``tgt``).
     max_nodes : int
         Node budget; the walk gives up as soon as the nodes it has made
         exceed it.
-    tol : float
-        Margin of the Hölder test on W_i (the kernel's ``tol``).
     budget : Budget, optional
         The walk gives up soon after its deadline passes or its stop is set.
     until : callable, optional
@@ -58,88 +54,122 @@ def walk_breadth_first(data, max_nodes: int, tol: float, budget: Budget | None =
         walked so far. None when the budget, the time or ``stop`` ended the
         walk first.
     nodes : int
-        Nodes made (children that passed the interval tests).
+        Nodes made: the values tried at each level, as the kernel counts them.
     """
-    D = data.rr.shape[0]
+    D = tree.rr.shape[0]
     if D == 0:  # the root is the only leaf
-        return _root(data, 1)[0], 0
-    chunks = [(D - 1, *_root(data, 1))]
+        return _root(start, D, 1).x, 0
+    tgt = start[1]
+    chunks = [(D - 1, _root(start, D, 1))]
     leaves, nodes = [], 0
     while chunks:
-        i, x, W, norm2 = chunks.pop()
-        low, count, centre = _intervals(data, i, x, W, norm2)
+        i, parents = chunks.pop()
+        low, count = _children(tree, tgt, i, parents)
         nodes += int(count.sum())
         # Checked before the children are built: the chunk that overflows would cost the most.
         if nodes > max_nodes or (budget is not None and budget.expired()):
             return None, nodes
-        parent = np.repeat(np.arange(len(count)), count)
+        which = np.repeat(np.arange(len(count)), count)
         first = np.cumsum(count) - count
-        value = low[parent] + np.arange(len(parent)) - first[parent]
-        x, W, norm2, _ = _descend(data, i, x[parent], W[parent], norm2[parent], value, centre[parent], tol)
+        value = low[which] + np.arange(len(which)) - first[which]
+        kept = _descend(tree, tgt, i, parents.take(which), value)
         if i == 0:
-            leaves.append(x)
-            if len(x) and until is not None and until(x):
+            leaves.append(kept.x)
+            if len(kept.x) and until is not None and until(kept.x):
                 break
             continue
         # Pushed last to first, so the first chunk is walked first.
-        chunks.extend((i - 1, x[k:k + chunk], W[k:k + chunk], norm2[k:k + chunk]) for k in reversed(range(0, len(x), chunk)))
+        chunks.extend((i - 1, kept.take(slice(k, k + chunk))) for k in reversed(range(0, len(kept.x), chunk)))
     return np.concatenate(leaves) if leaves else np.zeros((0, D), dtype=np.int64), nodes
 
 
-def estimate_nodes(data, probes: int, seed: int, tol: float) -> float:
+def estimate_nodes(tree, start, probes: int, seed: int) -> float:
     """Knuth's estimate of the nodes :func:`walk_breadth_first` makes on the whole tree.
 
     ``probes`` random root-to-leaf descents, walked side by side: at each
-    level a descent counts the children of its node (weighted by the
-    product of the counts above it) and moves to one of them, drawn
-    uniformly; the mean over descents is an unbiased estimate of the size
-    of the tree (heavy-tailed: it is only used to decide whether a walk is
-    worth starting).
+    level a descent counts the values tried below its node (weighted by the
+    product of the counts of children above it) and moves to one of the
+    children that pass, drawn uniformly; the mean over descents is an
+    unbiased estimate of the size of the tree (heavy-tailed: it is only used
+    to decide whether a walk is worth starting).
     """
     rng = np.random.default_rng(seed)
-    x, W, norm2 = _root(data, probes)
+    D, tgt = tree.rr.shape[0], start[1]
+    nodes = _root(start, D, probes)
     weight = np.ones(probes)
     total = 0.0
-    for i in range(data.rr.shape[0] - 1, -1, -1):
-        low, count, centre = _intervals(data, i, x, W, norm2)
+    for i in range(D - 1, -1, -1):
+        low, count = _children(tree, tgt, i, nodes)
         total += float((weight * count).sum()) / probes
-        alive = count > 0
-        value = low[alive] + np.floor(rng.random(int(alive.sum())) * count[alive]).astype(np.int64)
-        weight = weight[alive] * count[alive]
-        x, W, norm2, kept = _descend(data, i, x[alive], W[alive], norm2[alive], value, centre[alive], tol)
-        weight = weight[kept]
-        if not len(x):
+        if i == 0:
             break
+        # Every child of every descent, then one of each descent's passing children.
+        which = np.repeat(np.arange(len(count)), count)
+        first = np.cumsum(count) - count
+        value = low[which] + np.arange(len(which)) - first[which]
+        passed = _child_data(tree, tgt, i, nodes.take(which), value)[0]
+        passing = np.bincount(which[passed], minlength=len(count))
+        alive = passing > 0
+        if not alive.any():
+            break
+        # The k-th passing child of descent p, k uniform below its count.
+        pick = np.floor(rng.random(int(alive.sum())) * passing[alive]).astype(np.int64)
+        offsets = np.cumsum(passing) - passing
+        chosen = np.flatnonzero(passed)[offsets[alive] + pick]
+        weight = weight[alive] * passing[alive]
+        nodes = _descend(tree, tgt, i, nodes.take(which[chosen]), value[chosen])
     return total
 
 
-def _root(data, copies: int):
-    """Coefficients, W_D and partial norm of ``copies`` root nodes."""
-    D = data.rr.shape[0]
-    return np.zeros((copies, D), dtype=np.int64), np.tile(data.top, (copies, 1)), np.zeros(copies)
+class _Nodes:
+    """A frontier of nodes: their fixed coefficients, W, squared norm and fixed ℓ1 norm (one row each)."""
+
+    def __init__(self, x, W, norm2, fixed_l1) -> None:
+        self.x, self.W, self.norm2, self.fixed_l1 = x, W, norm2, fixed_l1
+
+    def take(self, index) -> _Nodes:
+        return _Nodes(self.x[index], self.W[index], self.norm2[index], self.fixed_l1[index])
 
 
-def _intervals(data, i: int, x: np.ndarray, W: np.ndarray, norm2: np.ndarray):
-    """The admissible values ``low, low + 1, …, low + count − 1`` of x_i below each node, and its centre c_i."""
-    centre = data.tgt[i] - x[:, i + 1:] @ data.muT[i, i + 1:]
-    room = data.bound2[i] - norm2
-    half = np.minimum(np.sqrt(np.maximum(room, 0.0) / data.rr[i]), data.hold[i])
-    # Per coordinate r: W_i[r] = W_{i+1}[r] + (x_i − c_i)·b*_i[r] must stay within lbox[i, r].
-    shifted = centre[:, None] - W * data.cinv[i]
-    low_f = np.maximum(centre - half, (shifted - data.chalf[i]).max(axis=1))
-    high_f = np.minimum(centre + half, (shifted + data.chalf[i]).min(axis=1))
-    low = np.maximum(np.ceil(low_f - SLACK), data.ylo[i]).astype(np.int64)
-    high = np.minimum(np.floor(high_f + SLACK), data.yhi[i]).astype(np.int64)
-    return low, np.where(room >= 0.0, np.maximum(high - low + 1, 0), 0), centre
+def _root(start, D: int, copies: int) -> _Nodes:
+    """``copies`` root nodes."""
+    top, _ = start
+    return _Nodes(np.zeros((copies, D), dtype=np.int64), np.tile(top, (copies, 1)), np.zeros(copies), np.zeros(copies))
 
 
-def _descend(data, i: int, x, W, norm2, value, centre, tol: float):
-    """Children with x_i = ``value`` (rows: fresh copies of their parents' data), less those Hölder with W_i cuts, and the mask of those kept."""
+def _children(tree, tgt, i: int, nodes: _Nodes):
+    """The values ``low, low + 1, …, low + count − 1`` of x_i tried below each node (cuts 1, 2, 3 and 5)."""
+    centre = tgt[i] - nodes.x[:, i + 1:] @ tree.muT[i, i + 1:]
+    low, high = node.window.py_func(centre, tree.bound2[i] - nodes.norm2, tree.rr[i], tree.hold[i])
+    if tree.coord[0, i]:
+        live = tree.det_start[i + 1]
+        lows, highs = node.coordinate_window.py_func(centre[:, None], nodes.W[:, :live], tree.cinv[i, :live], tree.chalf[i, :live])
+        if live:
+            low, high = np.maximum(low, lows.max(axis=1)), np.minimum(high, highs.min(axis=1))
+    first, last = node.integers_in.py_func(low, high, tree.ylo[i], tree.yhi[i])
+    return first.astype(np.int64), np.maximum(last - first + 1, 0).astype(np.int64)
+
+
+def _child_data(tree, tgt, i: int, nodes: _Nodes, value):
+    """Cuts 6 and 4 on the children x_i = ``value`` of ``nodes``: which pass, and their W_i and fixed ℓ1 norms."""
+    centre = tgt[i] - nodes.x[:, i + 1:] @ tree.muT[i, i + 1:]
     diff = value - centre
+    start, live = tree.det_start[i], tree.det_start[i + 1]
+    W = nodes.W.copy()
+    W[:, :live] += diff[:, None] * tree.bstar[i, :live]
+    determined = W[:, start:live]
+    ok = node.determined_ok.py_func(determined, tree.det_limit[start:live]).all(axis=1)
+    fixed = nodes.fixed_l1 + node.determined_l1.py_func(determined, tree.det_limit[start:live]).sum(axis=1)
+    absolute = np.abs(W[:, :live])
+    s1 = (absolute.sum(axis=1) if tree.weight.shape[0] == 0 else absolute @ tree.weight[:live]) + nodes.fixed_l1
+    norm2 = nodes.norm2 + diff * diff * tree.rr[i]
+    ok &= node.holder_ok.py_func(s1, norm2 + tree.cperp2, tree.tol, tree.tol_abs)
+    return ok, W, norm2, fixed
+
+
+def _descend(tree, tgt, i: int, nodes: _Nodes, value) -> _Nodes:
+    """The children x_i = ``value`` of ``nodes`` (one row each) that pass cuts 6 and 4."""
+    ok, W, norm2, fixed = _child_data(tree, tgt, i, nodes, value)
+    x = nodes.x.copy()
     x[:, i] = value
-    W = W + diff[:, None] * data.bstar[i]
-    norm2 = norm2 + diff * diff * data.rr[i]
-    # Hölder with W_i itself: ‖W_i‖² = ⟨w, W_i⟩ ≤ ‖W_i‖₁ below any box point.
-    l1 = np.abs(W).sum(axis=1)
-    keep = norm2 + data.cperp2 <= l1 + tol * (1.0 + l1)
-    return x[keep], W[keep], norm2[keep], keep
+    return _Nodes(x[ok], W[ok], norm2[ok], fixed[ok])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from indexset.result import Result
 from indexset.search.lattice import answers, breadth
-from indexset.search.lattice.basis import MARGIN, Lattice, decode
+from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.pruned import pruning_profile
 
@@ -132,8 +132,10 @@ def _walk(job: Job, lattice: Lattice, max_nodes: int, headroom: float, slack: fl
     """
     if not lattice.searchable or lattice.symmetric or lattice.D == 0:
         return None
-    data = lattice.data if slack is None else lattice.data.bounded(pruning_profile(lattice, slack))
-    if breadth.estimate_nodes(data, job.tuning.walk_probes, job.seed, MARGIN) > max_nodes / headroom:
+    # The per-coordinate bounds on at every level: a NumPy node costs more than their scan.
+    tree = lattice.tree(None if slack is None else pruning_profile(lattice, slack))
+    start = lattice.start()
+    if breadth.estimate_nodes(tree, start, job.tuning.walk_probes, job.seed) > max_nodes / headroom:
         return None
     found = []
 
@@ -144,7 +146,7 @@ def _walk(job: Job, lattice: Lattice, max_nodes: int, headroom: float, slack: fl
         found.extend(supports(leaves))
         return bool(found)
 
-    leaves, nodes = breadth.walk_breadth_first(data, max_nodes, MARGIN, job.budget, None if job.find_all else until, job.tuning.breadth_chunk)
+    leaves, nodes = breadth.walk_breadth_first(tree, start, max_nodes, job.budget, None if job.find_all else until, job.tuning.breadth_chunk)
     WALKED.add(nodes)
     if leaves is None:
         return None
