@@ -32,8 +32,8 @@ from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.search.decide import BRUTE_WIDTH, decide_system
-from indexset.search.system import build_system
+from indexset.search.decide import BRUTE_WIDTH, MAX_LISTED, decide_system
+from indexset.search.system import Ties, build_system, tie_columns
 from indexset.theory import stacks
 from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.nondegeneracy import find_degeneracy
@@ -43,7 +43,7 @@ from indexset.theory.theorems import bias_inside_verdict, linear_fallback, neces
 GRAM_SIZE = 50_000
 """Above this many entries of M (d²·n) with n ≤ d², solve takes the Gram path first."""
 
-ABLATIONS = ("prune", "lattice", "gram")
+ABLATIONS = ("prune", "lattice", "gram", "ties")
 """Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
 
 
@@ -195,21 +195,29 @@ def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
 
 
 def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Budget, stages: dict) -> Result:
-    """Decide (★) as a 0/1 system and turn the system's answer into the block's."""
+    """Decide (★) as a 0/1 system and turn the system's answer into the block's.
+
+    Tied units (equal columns of M) are one bounded unknown each
+    (:func:`indexset.search.system.tie_columns`); its solutions are turned
+    back into index sets.
+    """
     began = time.perf_counter()
     system = build_system(instance, options.tol)
-    stages["system"] = {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length(), "time_s": round(time.perf_counter() - began, 6)}
+    ties = tie_columns(system) if "ties" not in options.ablate else Ties(system, tuple((j,) for j in range(system.n)))
+    stages["system"] = {"equations": system.m, "unknowns": ties.system.n, "units": system.n, "max_bits": system.max_abs().bit_length(),
+                        "time_s": round(time.perf_counter() - began, 6)}
 
     def rank_test(fixed):
-        rank = rank_argument(instance, fixed)
+        rank = rank_argument(instance, ties.unit_fixings(fixed))
         return rank["text"] if rank["applies"] else None
 
     decided = decide_system(
-        system, find_all=options.find_all, min_size=instance.d, budget=clock, seed=options.seed, engines=options.engines,
+        ties.system, find_all=options.find_all, min_size=instance.d, budget=clock, seed=options.seed, engines=options.engines,
         progress=options.progress, cluster=options.cluster, prune_system="prune" not in options.ablate,
         use_lattice="lattice" not in options.ablate, check_fixed=rank_test if options.tol is None else None,
         brute_width=BRUTE_WIDTH if not options.ablate else 0, engine_options=dict(options.engine_options),
     )
+    decided = _as_index_sets(ties, decided)
     for key in ("reduce", "prune", "engines", "search"):
         if key in decided.stages:
             stages[key] = decided.stages[key]
@@ -218,6 +226,16 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
     if decided.status == INFEASIBLE:
         return verdict.negative(_proof(decided, options.tol, instance.d), decided.certificate, decided.engine)
     return Result(UNKNOWN, decided.reason, stages=dict(stages, search=decided.stages.get("search")), engine=decided.engine)
+
+
+def _as_index_sets(ties: Ties, decided: Result) -> Result:
+    """The merged system's solutions (units per group) as index sets, and their number."""
+    if not ties.merged or decided.status != FEASIBLE:
+        return decided
+    solutions = decided.solutions or [decided.index_set]
+    listed = [support for values in solutions for support in ties.supports(values, MAX_LISTED)][:MAX_LISTED]
+    count = sum(ties.multiplicity(values) for values in solutions) if decided.count is not None else None
+    return replace(decided, index_set=ties.support(solutions[0]), solutions=listed if decided.solutions else None, count=count)
 
 
 def _proof(decided: Result, tol, d: int) -> str:

@@ -22,7 +22,7 @@ reassociate its float additions (so a sum vectorises) and ignore the sign of
 zero; NaN and infinity keep their IEEE meaning. Only kernels whose float
 results have a proved error bound in any order (MATH.md §6.1) take them."""
 
-_COMPILING = threading.RLock()
+_COMPILING = threading.Lock()
 
 
 class Kernel:
@@ -38,9 +38,11 @@ class Kernel:
     -----
     The first call turns every kernel of the function's module into a
     Numba dispatcher and rebinds the module's names to them, so a kernel
-    that calls another is typed against a dispatcher, as under a plain
-    ``@njit``. A kernel imported from another module is compiled with its
-    own module first, and its name rebound in both.
+    that calls another of its module is typed against a dispatcher, as
+    under a plain ``@njit``. A kernel may call only kernels of its own
+    module: another module's names are not rebound, and Numba's cache keys
+    a compiled kernel by its own file only, so one compiled against a
+    kernel of another file would be reloaded stale once that file changed.
     """
 
     def __init__(self, function, options: dict | None = None) -> None:
@@ -56,16 +58,11 @@ class Kernel:
 
 
 def _compile_module(namespace: dict) -> None:
-    """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher (imported ones' modules first)."""
+    """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher."""
     with _COMPILING:  # enumeration workers may make their first calls at once
         numba = _import_numba()
-        imported = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.py_func.__globals__ is not namespace}
-        for value in imported.values():
-            if value.dispatcher is None:
-                _compile_module(value.py_func.__globals__)
         kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
         dispatchers = {name: numba.njit(**value.options)(value.py_func) for name, value in kernels.items()}
-        namespace.update({name: value.dispatcher for name, value in imported.items()})
         namespace.update(dispatchers)
         # Set last: a thread that sees a dispatcher (without the lock) sees every name rebound.
         for name, value in kernels.items():

@@ -1,7 +1,10 @@
-"""Schnorr–Euchner walks of the enumeration tree of :mod:`indexset.native.tree`.
+"""The questions every node of the enumeration tree asks, and its Schnorr–Euchner walks.
 
-Three walks of one tree, each asking every node the questions the tree
-module defines (and nothing else):
+The tree and its records are in :mod:`indexset.native.tree`. The
+questions (the box, the cuts and the leaf test, MATH.md §6.1) are the
+scalar kernels of the first section below, written once; Numba inlines
+them into the walks. Three walks of one tree ask every node those
+questions (and nothing else):
 
 - :func:`enumerate_box`, the depth-first walk in Schnorr–Euchner (zig-zag)
   order, in chunks of a node budget, resumable, optionally below a fixed
@@ -23,26 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from .config import kernel
-from .tree import (
-    LEAVES,
-    LEVEL,
-    NODES,
-    PHASE,
-    SOLUTIONS,
-    Tree,
-    Walk,
-    advance_l1,
-    coordinate_window,
-    determined_l1,
-    determined_ok,
-    holder_ok,
-    integers_in,
-    leaf_ok,
-    new_walk,
-    window,
-)
+from .tree import LEAVES, LEVEL, NODES, PHASE, RETURNED, SOLUTIONS, Tree, Walk, new_walk
 
-__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "enumerate_box", "estimate_tree", "new_walk", "start_below"]
+__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "advance_l1", "advance_weighted_l1", "coordinate_window", "determined_l1", "determined_ok", "enumerate_box",
+           "estimate_tree", "holder_ok", "integers_in", "leaf_ok", "new_walk", "start_below", "window"]
 
 RUNNING = 0
 """Status: node budget used up; call again with the same state to go on."""
@@ -52,6 +39,117 @@ DONE = 2
 """Status: the tree (or the subtree below ``floor``) is exhausted."""
 PREFIX = 3
 """Status: ``x[split:]`` holds a node of level ``split`` (a subtree to hand out)."""
+
+
+SLACK = 1e-9
+"""Rounding slack of a window's ends before ceil and floor (MATH.md §6.1)."""
+
+DETERMINED_SLACK = 0.5
+"""A determined coordinate is an integer: it is cut when its float value lies more
+than this beyond the box (the float error is far below it, MATH.md §6.1)."""
+
+
+# --- The questions every node asks (one definition: the walks below and the NumPy walk use these) ---
+
+
+@kernel(inline=True)
+def window(c, rem, rr_i, hold_i):
+    """Cuts 1 and 2: the real window ``(low, high)`` of x_i around its centre c.
+
+    ``rem`` is the level's bound less the squared norm fixed above it; a
+    negative one leaves the window empty (low > high). Works on scalars and,
+    from its Python source, elementwise on arrays.
+    """
+    half = np.minimum(np.sqrt(np.maximum(rem, 0.0) / rr_i), hold_i) - 2.0 * (rem < 0.0)
+    return c - half, c + half
+
+
+@kernel(inline=True)
+def coordinate_window(c, w, cinv, chalf):
+    """Cut 3 for one coordinate r: the window of x_i that keeps ``|W_i[r]| ≤ lbox[i, r]``, given W_{i+1}[r] = w."""
+    middle = c - w * cinv
+    return middle - chalf, middle + chalf
+
+
+@kernel(inline=True)
+def integers_in(low, high, ylo_i, yhi_i):
+    """The integers of a real window within the dual bounds (cut 5): ``(first, last)`` as floats (empty when first > last)."""
+    return np.maximum(np.ceil(low - SLACK), ylo_i), np.minimum(np.floor(high + SLACK), yhi_i)
+
+
+@kernel(inline=True)
+def holder_ok(s1, s2, tol, tol_abs):
+    """Cut 4: ``‖W_i‖² = ⟨w, W_i⟩ ≤ Σ h_r·|W_i[r]|``, with ``s2`` the squared norm and ``s1`` the weighted ℓ1 norm, within the margins."""
+    return s2 <= s1 + tol * (1.0 + s1) + tol_abs
+
+
+@kernel(inline=True)
+def determined_ok(value, limit):
+    """Cut 6: a determined coordinate, an integer whose float value is ``value``, lies in the box (``limit`` = h_r + DETERMINED_SLACK)."""
+    return np.abs(value) <= limit
+
+
+@kernel(inline=True)
+def determined_l1(value, limit):
+    """A determined coordinate's part of the weighted ℓ1 norm: ``h_r·|w_r|``, with |w_r| rounded to the integer it is."""
+    return np.rint(np.abs(value)) * (limit - DETERMINED_SLACK)
+
+
+@kernel(reorder_sums=True)
+def advance_l1(W, bstar, i, diff, width):
+    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm (the 0/1 box: every h_r = 1).
+
+    In W's precision: float64, or float32 when the tree's margins cover its
+    error (``diff`` is rounded to it first). The sum may be added up in
+    any order (the kernel is compiled with reassociation, so it
+    vectorises); its error is at most about N·u of the sum (u the unit
+    roundoff), inside the Hölder test's margin (MATH.md §6.1). Each W[i, r]
+    is computed exactly as written (no fused multiply–add).
+    """
+    step = W.dtype.type(diff)
+    total = W.dtype.type(0.0)
+    for r in range(width):
+        value = W[i + 1, r] + step * bstar[i, r]
+        W[i, r] = value
+        total += abs(value)
+    return total
+
+
+@kernel(reorder_sums=True)
+def advance_weighted_l1(W, bstar, i, diff, width, weight):
+    """:func:`advance_l1` for a box of half-widths ``weight`` (h_r): the ℓ1 norm ``Σ h_r·|W_i[r]|`` of cut 4.
+
+    A kernel of its own, which the walks call when the box is not the 0/1
+    one: one loop with a branch on the box cost the 0/1 walk a third of
+    its speed (BENCHMARKS.md, "The kernel's records").
+    """
+    step = W.dtype.type(diff)
+    total = W.dtype.type(0.0)
+    for r in range(width):
+        value = W[i + 1, r] + step * bstar[i, r]
+        W[i, r] = value
+        total += weight[r] * abs(value)
+    return total
+
+
+@kernel
+def leaf_ok(tree, walk):
+    """The leaf test: ``basis·x + offset`` lies in the box, in exact int64 (or, on inexact trees, the float test of the columns no cut checked)."""
+    basis, offset, x, half = tree.basis, tree.offset, walk.x, tree.half
+    N = basis.shape[0]
+    D = basis.shape[1]
+    if tree.exact:
+        for r in range(N):
+            s = offset[r]
+            for j in range(D):
+                s += basis[r, j] * x[j]
+            if s > half[r] or s < -half[r]:
+                return False
+        return True
+    for r in range(tree.det_start[0]):  # noqa: SIM110 (Numba compiles no generator); the cut checked every other column at its level
+        if not determined_ok(walk.W[0, r], tree.det_limit[r] - DETERMINED_SLACK + 1e-3):
+            return False
+    return True
 
 
 @kernel
@@ -132,7 +230,10 @@ def _child(i, xi, tree, walk):
         if not determined_ok(value, det_limit[r]):
             return False
         fixed += determined_l1(value, det_limit[r])
-    s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
+    if tree.weight.shape[0] == 0:
+        s1 = advance_l1(W, bstar, i, diff, det_start[i + 1]) + walk.fixed_l1[i + 1]
+    else:
+        s1 = advance_weighted_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
     s2 = walk.lpart[i + 1] + diff * diff * tree.rr[i] + tree.cperp2
     if not holder_ok(s1, s2, tree.tol, tree.tol_abs):
         return False
@@ -183,8 +284,9 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     int
         RUNNING, FOUND (``walk.x`` holds a leaf that passed the leaf test),
         PREFIX (``walk.x[split:]`` holds a node of level ``split``) or DONE.
-        A tree with ``count_only`` counts its leaves that pass the leaf
-        test in ``istate[SOLUTIONS]`` and never returns FOUND.
+        A tree with ``count_only`` returns FOUND for the walk's first leaf
+        that passes the leaf test only, and counts the others in
+        ``istate[SOLUTIONS]``.
     """
     istate, x, ctr, up, dn, lo, hi = walk.istate, walk.x, walk.ctr, walk.up, walk.dn, walk.lo, walk.hi
     taken, disc, zflag = walk.taken, walk.disc, walk.zflag
@@ -193,6 +295,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     stale, partsum = walk.stale, walk.partsum
     muT, bound2, hold, ylo, yhi, coord = tree.muT, tree.bound2, tree.hold, tree.ylo, tree.yhi, tree.coord
     rr, cperp2, tol, tol_abs = tree.rr, tree.cperp2, tree.tol, tree.tol_abs
+    unit = weight.shape[0] == 0
     D = tree.rr.shape[0]
     if istate[PHASE] == 2:
         return DONE
@@ -230,18 +333,24 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         diff = xi - ctr[i]
         # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer that must
         # lie in the box. Tested first: it reads a few entries, and a node it cuts needs no W_i.
-        fixed = 0.0
+        fixed = float(det_start[i + 1] - det_start[i])  # the 0/1 box: each is ±1
         determined = True
         for r in range(det_start[i], det_start[i + 1]):
             value = W[i + 1, r] + diff * bstar[i, r]
             if not determined_ok(value, det_limit[r]):
                 determined = False
                 break
-            fixed += determined_l1(value, det_limit[r])
         if not determined:
             continue
+        if not unit:
+            fixed = 0.0
+            for r in range(det_start[i], det_start[i + 1]):
+                fixed += determined_l1(W[i + 1, r] + diff * bstar[i, r], det_limit[r])
         # W_i where it still changes; the coordinates determined above level i add their fixed part.
-        s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], weight) + fixed_l1[i + 1]
+        if unit:
+            s1 = advance_l1(W, bstar, i, diff, det_start[i + 1]) + fixed_l1[i + 1]
+        else:
+            s1 = advance_weighted_l1(W, bstar, i, diff, det_start[i + 1], weight) + fixed_l1[i + 1]
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         if not holder_ok(s1, s2, tol, tol_abs):
             continue
@@ -273,9 +382,10 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
                 continue  # the zero vector
             istate[LEAVES] += 1
             if leaf_ok(tree, walk):
-                if count_only:
+                if count_only and istate[RETURNED]:
                     istate[SOLUTIONS] += 1
                     continue
+                istate[RETURNED] += 1
                 istate[LEVEL] = 0
                 istate[NODES] += nodes
                 return FOUND

@@ -1,4 +1,4 @@
-"""The enumeration tree, defined once: its records and the questions every node asks.
+"""The enumeration tree: its records, and what the questions every node asks mean.
 
 The lattice engine (:mod:`indexset.search.lattice`) turns ``M z = t`` with
 0 ≤ z_j ≤ u_j into: find every integer x with ``w = B x − c`` in the box
@@ -8,21 +8,23 @@ x level by level, D − 1 first. At level i, with x_{i+1} … x_{D−1} fixed,
 every walk asks the same questions of the same data (MATH.md §6.1):
 
 - which real window of x_i the norm (cut 1) and Hölder on b*_i (cut 2)
-  allow (:func:`window`), narrowed by the per-coordinate bounds (cut 3,
-  :func:`coordinate_window`), and which integers in it the dual bounds
-  (cut 5) allow (:func:`integers_in`);
+  allow, narrowed by the per-coordinate bounds (cut 3), and which integers
+  in it the dual bounds (cut 5) allow;
 - for each child x_i: whether the coordinates that level i determines lie
-  in the box (cut 6, :func:`determined_ok`), and whether Hölder with W_i
-  itself holds (cut 4, :func:`holder_ok`) on the weighted ℓ1 norm that
-  :func:`advance_l1` forms;
-- at level 0, whether the exact integer vector lies in the box
-  (:func:`leaf_ok`).
+  in the box (cut 6), and whether Hölder with W_i itself holds (cut 4) on
+  the weighted ℓ1 norm of W_i;
+- at level 0, whether the exact integer vector lies in the box.
 
-These functions are scalar arithmetic: the compiled walks
-(:mod:`indexset.native.enumerate`) call them on one node, and the NumPy
-walk (:mod:`indexset.search.lattice.breadth`) calls their Python source on
-arrays of nodes (the same expressions, elementwise). The walks differ
-only in their order and in what they do at a leaf.
+Each question is one kernel of :mod:`indexset.native.enumerate` (``window``,
+``coordinate_window``, ``integers_in``, ``determined_ok``, ``holder_ok``,
+``advance_l1``, ``leaf_ok``), scalar arithmetic that Numba inlines into the
+compiled walks there, and that the NumPy walk
+(:mod:`indexset.search.lattice.breadth`) calls, from its Python source, on
+arrays of nodes (the same expressions, elementwise). The walks differ only
+in their order and in what they do at a leaf. (They live in the module of
+the walks: Numba's cache keys a compiled kernel by its own file, so a walk
+compiled against a kernel of another file would be reloaded stale after
+that file changed.)
 
 The data travel as two records Numba accepts: a :class:`Tree` (fixed for
 one walk) and a :class:`Walk` (the state of one enumeration, mutable, one
@@ -34,15 +36,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-
-from .config import kernel
-
-SLACK = 1e-9
-"""Rounding slack of a window's ends before ceil and floor (MATH.md §6.1)."""
-
-DETERMINED_SLACK = 0.5
-"""A determined coordinate is an integer: it is cut when its float value lies more
-than this beyond the box (the float error is far below it, MATH.md §6.1)."""
 
 Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol tol_abs symmetric coord basis offset exact det_start "
                           "weight det_limit half count_only")
@@ -107,12 +100,13 @@ weight : ndarray (bstar's dtype), shape (N,) or (0,)
     padding): the weights of the ℓ1 norm of cut 4. Empty for the 0/1 box
     (every h_r = 1), whose sum then needs no product.
 det_limit : ndarray of float64, shape (N,)
-    ``h_r + DETERMINED_SLACK`` in the float columns' order: cut 6's bound.
+    ``h_r + 1/2`` (``DETERMINED_SLACK`` of :mod:`indexset.native.enumerate`) in the float columns' order: cut 6's bound.
 half : ndarray of int64, shape (N,)
     Unpadded, in the basis's row order: the exact h_r of the leaf test.
 count_only : bool
-    The walk counts the leaves that pass the exact leaf test itself
-    (``istate[SOLUTIONS]``) instead of stopping at each one (exact trees only).
+    The walk stops at the first leaf that passes the exact leaf test, and
+    counts the others itself (``istate[SOLUTIONS]``) instead of stopping at
+    each one (exact trees only).
 """
 
 Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc fixed_l1")
@@ -121,7 +115,9 @@ Walk.__doc__ = """The state of one walk of a :class:`Tree` (from :func:`new_walk
 Fields
 ------
 istate : ndarray of int64, shape (STATE_SIZE,)
-    Current level, phase (0 fresh, 1 running, 2 done), node, leaf and solution counts.
+    Current level, phase (0 fresh, 1 running, 2 done), node and leaf counts,
+    the solutions counted without stopping (``count_only``), and how many
+    were returned (FOUND).
 x : ndarray of int64, shape (D,)
     Coefficients fixed so far (a leaf's, after FOUND).
 ctr : ndarray of float64, shape (D,)
@@ -157,97 +153,8 @@ PHASE = 1
 NODES = 2
 LEAVES = 3
 SOLUTIONS = 4
-STATE_SIZE = 5
-
-
-@kernel(inline=True)
-def window(c, rem, rr_i, hold_i):
-    """Cuts 1 and 2: the real window ``(low, high)`` of x_i around its centre c.
-
-    ``rem`` is the level's bound less the squared norm fixed above it; a
-    negative one leaves the window empty (low > high). Works on scalars and,
-    from its Python source, elementwise on arrays.
-    """
-    half = np.minimum(np.sqrt(np.maximum(rem, 0.0) / rr_i), hold_i) - 2.0 * (rem < 0.0)
-    return c - half, c + half
-
-
-@kernel(inline=True)
-def coordinate_window(c, w, cinv, chalf):
-    """Cut 3 for one coordinate r: the window of x_i that keeps ``|W_i[r]| ≤ lbox[i, r]``, given W_{i+1}[r] = w."""
-    middle = c - w * cinv
-    return middle - chalf, middle + chalf
-
-
-@kernel(inline=True)
-def integers_in(low, high, ylo_i, yhi_i):
-    """The integers of a real window within the dual bounds (cut 5): ``(first, last)`` as floats (empty when first > last)."""
-    return np.maximum(np.ceil(low - SLACK), ylo_i), np.minimum(np.floor(high + SLACK), yhi_i)
-
-
-@kernel(inline=True)
-def holder_ok(s1, s2, tol, tol_abs):
-    """Cut 4: ``‖W_i‖² = ⟨w, W_i⟩ ≤ Σ h_r·|W_i[r]|``, with ``s2`` the squared norm and ``s1`` the weighted ℓ1 norm, within the margins."""
-    return s2 <= s1 + tol * (1.0 + s1) + tol_abs
-
-
-@kernel(inline=True)
-def determined_ok(value, limit):
-    """Cut 6: a determined coordinate, an integer whose float value is ``value``, lies in the box (``limit`` = h_r + DETERMINED_SLACK)."""
-    return np.abs(value) <= limit
-
-
-@kernel(inline=True)
-def determined_l1(value, limit):
-    """A determined coordinate's part of the weighted ℓ1 norm: ``h_r·|w_r|``, with |w_r| rounded to the integer it is."""
-    return np.rint(np.abs(value)) * (limit - DETERMINED_SLACK)
-
-
-@kernel(reorder_sums=True)
-def advance_l1(W, bstar, i, diff, width, weight):
-    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its weighted ℓ1 norm.
-
-    The weights are the box half-widths h_r (``weight`` empty: all 1). In
-    W's precision: float64, or float32 when the tree's margins cover its
-    error (``diff`` is rounded to it first). The sum may be added up in
-    any order (the kernel is compiled with reassociation, so it
-    vectorises); its error is at most about N·u of the sum (u the unit
-    roundoff), inside the Hölder test's margin (MATH.md §6.1). Each W[i, r]
-    is computed exactly as written (no fused multiply–add).
-    """
-    step = W.dtype.type(diff)
-    total = W.dtype.type(0.0)
-    if True:
-        for r in range(width):
-            value = W[i + 1, r] + step * bstar[i, r]
-            W[i, r] = value
-            total += abs(value)
-    else:
-        for r in range(width):
-            value = W[i + 1, r] + step * bstar[i, r]
-            W[i, r] = value
-            total += weight[r] * abs(value)
-    return total
-
-
-@kernel
-def leaf_ok(tree, walk):
-    """The leaf test: ``basis·x + offset`` lies in the box, in exact int64 (or, on inexact trees, the float test of the columns no cut checked)."""
-    basis, offset, x, half = tree.basis, tree.offset, walk.x, tree.half
-    N = basis.shape[0]
-    D = basis.shape[1]
-    if tree.exact:
-        for r in range(N):
-            s = offset[r]
-            for j in range(D):
-                s += basis[r, j] * x[j]
-            if s > half[r] or s < -half[r]:
-                return False
-        return True
-    for r in range(tree.det_start[0]):  # noqa: SIM110 (Numba compiles no generator); the cut checked every other column at its level
-        if not determined_ok(walk.W[0, r], tree.det_limit[r] - DETERMINED_SLACK + 1e-3):
-            return False
-    return True
+RETURNED = 5
+STATE_SIZE = 6
 
 
 def new_walk(D: int, N: int, top: np.ndarray, tgt: np.ndarray, dtype=np.float64) -> Walk:

@@ -129,7 +129,7 @@ def test_kernels_compile_at_their_first_call_and_rebind_their_module():
     code = """
 import sys, threading
 import numpy as np
-import indexset.native.tree as kernels
+import indexset.native.enumerate as kernels
 import indexset.native.prune as prune
 loaded_at_import = "numba" in sys.modules
 M = np.array([[1, 1, 1], [1, -1, 0]], dtype=np.int64)
@@ -137,8 +137,8 @@ t = np.array([3, 0], dtype=np.int64)
 out = {}
 
 def first_call(k):  # two threads make the module's first call together
-    fixed = np.full(3, -1, dtype=np.int8)
-    out[k] = (int(prune.propagate_bounds(M, t, t, fixed)), fixed.tolist())
+    low, high = np.zeros(3, dtype=np.int64), np.ones(3, dtype=np.int64)
+    out[k] = (int(prune.propagate_bounds(M, t, t, low, high, 100)), low.tolist())
 
 threads = [threading.Thread(target=first_call, args=(k,)) for k in range(2)]
 for thread in threads:
@@ -149,10 +149,10 @@ import numba
 W, bstar = np.zeros((2, 8)), np.ones((1, 8))
 W[1] = np.arange(8) - 3.5
 plain_W = W.copy()  # before either call writes row 0
-compiled = kernels.advance_l1(W, bstar, 0, -0.5, 8, np.zeros(0))
-plain = kernels.advance_l1.py_func(plain_W, bstar, 0, -0.5, 8, np.zeros(0))
+compiled = kernels.advance_l1(W, bstar, 0, -0.5, 8)
+plain = kernels.advance_l1.py_func(plain_W, bstar, 0, -0.5, 8)
 print(loaded_at_import, out[0] == out[1], out[0][1], compiled == plain == 16.0 and (W == plain_W).all(),
-      all(isinstance(getattr(kernels, name), numba.core.registry.CPUDispatcher) for name in ("leaf_ok", "holder_ok", "advance_l1")))
+      all(isinstance(getattr(kernels, name), numba.core.registry.CPUDispatcher) for name in ("enumerate_box", "_enter_level", "advance_l1")))
 """
     output = python_output(code)
     # All three units are forced: z0 + z1 + z2 = 3.
@@ -166,12 +166,12 @@ import numpy as np
 import indexset.native.prune as prune
 M = np.array([[1, 1, 1], [1, -1, 0]], dtype=np.int64)
 t = np.array([3, 0], dtype=np.int64)
-fixed = np.full(3, -1, dtype=np.int8)
-prune.propagate_bounds(M, t, t, fixed)
+low, high = np.zeros(3, dtype=np.int64), np.ones(3, dtype=np.int64)
+prune.propagate_bounds(M, t, t, low, high, 100)
 hidden = ["scipy.linalg" in sys.modules, "scipy.linalg.cython_blas" in sys.modules]
 import numba.np.linalg
 numba.np.linalg.ensure_blas()  # Numba's own check is back: it finds SciPy's BLAS
-print(hidden, "numba" in sys.modules, fixed.tolist())
+print(hidden, "numba" in sys.modules, low.tolist())
 """
     assert python_output(code).split() == ["[False,", "False]", "True", "[1,", "1,", "1]"]
 

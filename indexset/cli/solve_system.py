@@ -29,17 +29,20 @@ ENGINE_CHOICES = ("lattice", "cpsat", "portfolio")
 
 EPILOG = """\
 file formats (told apart by content; a name ending .npz is an .npz):
-  .npz: integer arrays A (m x n) and b (m).
+  .npz: integer arrays A (m x n) and b (m), optionally upper (n) for bounded
+  integers 0 <= x_j <= upper[j].
   solvediophant's text format, of which a QOBLIB market split .dat file is
   the plain case: blank lines and lines starting with % or # are comments;
   the header 'm n' or 'm n 1'; m rows of n integer coefficients, each
   followed by its right-hand side; then, optionally:
-    BOUNDS n             and one bound per column: 1, or 0 to fix the column at 0
+    BOUNDS n             and one bound u per column: 0 <= x <= u (1: 0/1,
+                         0: the column is 0)
     SELECTEDCOLUMNS      then N and N flags 0/1: the rows hold the columns
                          flagged 1; solutions have N columns, 0 where flagged 0
   Other sections (the group data of Kramer-Mesner files) are skipped. A
-  bound above 1 (bounded integers) and '% FREERHS' (A x = λ b) are bad input.
-  Solutions are printed in the file's columns.
+  comment '% FREERHS' before the header asks for A x = λ b with any integer
+  λ != 0, as solvediophant does. Numbers of any size are read exactly.
+  Solutions are printed in the file's columns, with their values.
 
 exit status:
   0  feasible: a solution, checked exactly
@@ -56,7 +59,9 @@ file, status, solution, count, engine, time_s, reason, halted ("time limit
 reached" or "interrupted" when the work stopped short, else null), stages
 (what each stage did: the system, exact algebra, pruning, and per engine
 the basis walked, its tree estimate, the passes and nodes); solutions with
---all; a bad file of a batch: status "bad_input" and its reason.
+--all; lambda (and lambdas with --all) for '% FREERHS'; a bad file of a
+batch: status "bad_input" and its reason. --count counts without holding
+the solutions.
 
 Off a terminal, a progress line goes to stderr about every 10 s.
 """
@@ -112,15 +117,19 @@ class _Job:
     def solve(self, path: str, loaded, since) -> int:
         import time
 
+        from indexset.budget import Budget
         from indexset.search.decide import decide_system
+        from indexset.search.multiples import decide_multiples
 
         args = self.args
         engines = ["lattice", "cpsat"] if args.engine == "portfolio" else [args.engine]
         # Alone on the machine the enumeration may use every core.
         options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
+        decide = decide_multiples if loaded.free_rhs else decide_system
         with Progress(f"solving {path}") as progress:
-            result = decide_system(loaded.system, find_all=args.all or args.count, time_limit=time_budget(args.time_limit, self.cluster, since),
-                                   stop=self.stop, engines=engines, progress=progress, cluster=self.cluster, engine_options=options)
+            budget = Budget.of(time_budget(args.time_limit, self.cluster, since), self.stop)
+            result = decide(loaded.system, find_all=args.all or args.count, count_only=args.count, budget=budget, engines=engines, progress=progress,
+                            cluster=self.cluster, engine_options=options)
         payload = _payload(path, result, loaded, args, time.perf_counter() - self.read_at)
         if args.json:
             emit_json_line(payload)
@@ -130,11 +139,12 @@ class _Job:
 
 
 def _payload(path: str, result, loaded, args, elapsed: float) -> dict:
-    """The documented JSON object (plus, with --all, ``solutions``), vectors in the file's columns."""
+    """The documented JSON object (plus, with --all, ``solutions``), vectors in the file's columns with their values."""
+    first = _vector(loaded, result.index_set)
     payload = {
         "file": path,
         "status": result.status,
-        "solution": None if result.index_set is None else loaded.vector(result.index_set),
+        "solution": None if first is None else first[0],
         "count": result.count if (args.all or args.count) and result.complete else None,
         "engine": result.engine,
         "time_s": round(elapsed, 6),
@@ -142,9 +152,29 @@ def _payload(path: str, result, loaded, args, elapsed: float) -> dict:
         "halted": result.halted,
         "stages": result.stages,
     }
+    if loaded.free_rhs:
+        payload["lambda"] = None if first is None else first[1]
     if args.all:
-        payload["solutions"] = [loaded.vector(s) for s in (result.solutions or [])]
+        vectors = [_vector(loaded, s) for s in (result.solutions or [])]
+        payload["solutions"] = [vector for vector, _ in vectors]
+        if loaded.free_rhs:
+            payload["lambdas"] = [lam for _, lam in vectors]
     return payload
+
+
+def _vector(loaded, solution):
+    """``(the file's vector, λ)`` of a solution (λ None unless the file has ``% FREERHS``); None for no solution."""
+    if solution is None:
+        return None
+    if loaded.free_rhs:
+        x, lam = solution
+        return loaded.vector(x), lam
+    return loaded.vector(solution), None
+
+
+def _text(vector: list[int], binary: bool) -> str:
+    """A solution vector as the file's columns: 0/1 digits run together, other values apart."""
+    return "".join(str(v) for v in vector) if binary else " ".join(str(v) for v in vector)
 
 
 def _print(result, payload: dict, loaded, args) -> None:
@@ -156,14 +186,20 @@ def _print(result, payload: dict, loaded, args) -> None:
         print(f"  why       {readable(result.reason)}")
     if loaded.width != loaded.system.n:
         print(f"  unknowns  {loaded.system.n} of the file's {loaded.width} columns (the others are 0: not selected, or bound 0)")
+    if not loaded.system.is_binary:
+        print(f"  box       bounded integers 0 ≤ x_j ≤ u_j, largest u = {max(loaded.system.bounds())}")
+    if loaded.free_rhs:
+        print("  question  A x = λ b for an integer λ ≠ 0 (% FREERHS)")
+    binary = loaded.system.is_binary
+    multiple = f", λ = {payload['lambda']}" if loaded.free_rhs and payload["solution"] is not None else ""
     if payload["solution"] is not None:
-        support = [loaded.columns[i] for i in result.index_set]
-        print(f"  solution  {''.join(str(v) for v in payload['solution'])} (support {{{ranges(support)}}}, checked exactly)")
+        support = [column for column, value in enumerate(payload["solution"]) if value]
+        print(f"  solution  {_text(payload['solution'], binary)} (support {{{ranges(support)}}}{multiple}, checked exactly)")
     if payload["count"] is not None:
         print(f"  count     {payload['count']} solution(s)")
     if args.all and payload.get("solutions"):
-        for z in payload["solutions"]:
-            print(f"            {''.join(str(v) for v in z)}")
+        for k, z in enumerate(payload["solutions"]):
+            print(f"            {_text(z, binary)}" + (f"  λ = {payload['lambdas'][k]}" if loaded.free_rhs else ""))
     reduce = result.stages.get("reduce", {})
     if "kernel_dimension" in reduce:
         print(f"  algebra   rank {reduce['rank']} of n = {reduce['n']}, kernel dimension {reduce['kernel_dimension']}")

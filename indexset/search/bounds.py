@@ -1,9 +1,9 @@
-"""Certified bounds on kernel coordinates: every z = z0 + K y in [0, 1]^n.
+"""Certified bounds on kernel coordinates: every z = z0 + K y in the box 0 ≤ z ≤ u.
 
 The tightest interval for y_j is an LP (min/max y_j over the box), solved in
 floating point by HiGHS. Its dual is turned into a *proof*: any λ with
-``Kᵀλ = e_j`` gives ``y_j = λᵀ(z − z0) ≥ Σ_i min(−λ_i z0_i, λ_i(1 − z0_i))``
-for every box point. We project the float dual onto ``Kᵀλ = e_j`` in exact
+``Kᵀλ = e_j`` gives ``y_j = λᵀ(z − z0) ≥ Σ_i min(−λ_i z0_i, λ_i(u_i − z0_i))``
+for every box point (u = 1 for 0/1 unknowns). We project the float dual onto ``Kᵀλ = e_j`` in exact
 rationals, so the bound holds whatever the LP's rounding errors were; a bad
 dual only makes the bound looser, never wrong.
 
@@ -32,13 +32,13 @@ def _exact_projector(K: np.ndarray):
     return kq, (kq.transpose() * kq).inv()
 
 
-def _box_bound(lam: list[Fraction], z0: list[int]) -> tuple[Fraction, Fraction]:
-    """Range of λᵀ(z − z0) over z in [0, 1]^n."""
+def _box_bound(lam: list[Fraction], z0: list[int], upper: list[int]) -> tuple[Fraction, Fraction]:
+    """Range of λᵀ(z − z0) over z in the box 0 ≤ z ≤ u."""
     low = high = Fraction(0)
-    for coefficient, center in zip(lam, z0):
-        at_zero, at_one = -coefficient * center, coefficient * (1 - center)
-        low += min(at_zero, at_one)
-        high += max(at_zero, at_one)
+    for coefficient, center, bound in zip(lam, z0, upper):
+        at_zero, at_top = -coefficient * center, coefficient * (bound - center)
+        low += min(at_zero, at_top)
+        high += max(at_zero, at_top)
     return low, high
 
 
@@ -55,7 +55,7 @@ LP_SECONDS = 0.1
 """HiGHS time limit of one bound LP (they take about a millisecond at n = 70)."""
 
 
-def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None) -> list[tuple[int, int]] | None:
+def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None, upper=None) -> list[tuple[int, int]] | None:
     """Certified integer bounds ``lo_j ≤ y_j ≤ hi_j`` for every solution in the box.
 
     Parameters
@@ -64,6 +64,8 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None
     K : ndarray of int, shape (n, k), full column rank
     budget : Budget, optional
         Give up soon after its deadline passes or its stop is set.
+    upper : array_like of int, optional
+        The box's upper ends u (None: the 0/1 box).
 
     Returns
     -------
@@ -76,11 +78,12 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None
     if k == 0:
         return []
     z0_int = [int(v) for v in z0]
+    bounds_u = [1] * n if upper is None else [int(u) for u in upper]
     kq, gram_inverse = _exact_projector(K)
     Kf = K.astype(np.float64)
     z0f = np.array(z0_int, dtype=np.float64)
     A_ub = np.vstack([Kf, -Kf])
-    b_ub = np.concatenate([1.0 - z0f, z0f])
+    b_ub = np.concatenate([np.array(bounds_u, dtype=np.float64) - z0f, z0f])
     bounds = []
     for j in range(k):
         interval = []
@@ -91,7 +94,7 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None
             c[j] = sign
             lam = _lp_dual(c, A_ub, b_ub, n, _lp_seconds(budget))
             exact = _certify(sign * lam, j, kq, gram_inverse)
-            low, high = _box_bound(exact, z0_int)
+            low, high = _box_bound(exact, z0_int, bounds_u)
             interval.append(low if sign > 0 else high)
         bounds.append((math.ceil(interval[0]), math.floor(interval[1])))
     return bounds

@@ -184,11 +184,11 @@ class Cluster:
         client.register_plugin(prepare_plugin(ignore_sigint=True), name="indexset-prepare")
         return client
 
-    def enumerate_split(self, system: System, lattice, find_all: bool, budget: Budget, progress, tuning=None):
+    def enumerate_split(self, system: System, lattice, find_all: bool, budget: Budget, progress, tuning=None, count_only: bool = False):
         """Walk a prepared lattice as Dask tasks on this cluster (:func:`indexset.search.split.enumerate_split`)."""
         from indexset.search.split import enumerate_split
 
-        return enumerate_split(system, lattice, self, find_all, budget, progress, tuning)
+        return enumerate_split(system, lattice, self, find_all, budget, progress, tuning, count_only)
 
     def reserve_seconds(self, time_limit: float | None) -> float:
         """Seconds of a whole-process ``time_limit`` to keep back for closing what this may start.

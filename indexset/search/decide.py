@@ -40,8 +40,8 @@ MAX_LISTED = 100_000
 def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, budget: Budget | None = None,
                   time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None, cluster=None,
                   prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0,
-                  engine_options: dict | None = None) -> Result:
-    """Decide a 0/1 system.
+                  engine_options: dict | None = None, count_only: bool = False) -> Result:
+    """Decide a system over 0/1 unknowns, or over bounded integers 0 ≤ z_j ≤ u_j.
 
     Parameters
     ----------
@@ -52,7 +52,7 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
     find_all : bool
         Every solution instead of the first.
     min_size : int
-        Only supports with at least this many ones count (``|S| ≥ d``).
+        Only solutions whose values sum to at least this count (``|S| ≥ d``).
     budget : Budget, optional
         Deadline and stop request (else built from ``time_limit`` and ``stop``).
     seed, engines, progress, cluster
@@ -66,24 +66,37 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         ``check_fixed(fixed) -> str | None``: a caller's proof that no
         solution exists once the fixings are known (None: no proof).
     brute_width : int
-        Exact systems with at most this many unknowns that linear algebra
-        leaves open are enumerated directly instead of searched.
+        Exact systems whose box has at most 2^brute_width points (0/1
+        systems with at most this many unknowns) that linear algebra
+        leaves open are enumerated directly instead of searched (0: never).
     engine_options : dict, optional
         Engine-specific options (``workers`` for a lattice engine alone, ...).
+    count_only : bool
+        With ``find_all``: count every solution without holding them (the
+        result lists the first); a count of millions then costs no memory.
 
     Returns
     -------
     Result
-        ``feasible`` with exactly checked supports (``solutions``, and
-        ``count`` when complete), ``infeasible`` with its reason and a
-        ``certificate`` naming its kind, or ``unknown``.
+        ``feasible`` with exactly checked solutions (``solutions``: supports
+        of a 0/1 system, values of a bounded one; and ``count`` when
+        complete), ``infeasible`` with its reason and a ``certificate``
+        naming its kind, or ``unknown``.
     """
     budget = budget or Budget.of(time_limit, stop)
-    run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options or {})
+    run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, dict(engine_options or {}, count_only=count_only and find_all))
     result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
     result.time_s = budget.elapsed()
     result.stages = dict(run.stages, **result.stages)
     return result.note_halt(budget.halt_reason(), find_all)
+
+
+def _box_size(system: System) -> int:
+    """The number of points of the box: Π (u_j + 1)."""
+    size = 1
+    for u in system.bounds():
+        size *= u + 1
+    return size
 
 
 class _Decision:
@@ -107,23 +120,24 @@ class _Decision:
         if system.slack is None:
             if reduction is None:
                 began = time.perf_counter()
-                reduction = reduce_system(system.M, system.t, lattice=use_lattice)
+                reduction = reduce_system(system.M, system.t, lattice=use_lattice, upper=system.upper)
                 self.stages["reduce"] = dict(reduction.stages(), time_s=round(time.perf_counter() - began, 6))
             decided = self._by_linear_algebra(reduction)
             if decided is not None:
                 return decided
-            if 0 < system.n <= brute_width:
-                return self._brute()  # a few thousand supports: cheaper than starting the engines
+            if brute_width and system.n > 0 and _box_size(system) <= 2**brute_width:
+                return self._brute()  # a few thousand points: cheaper than starting the engines
         if not use_lattice:
             reduction = None  # no kernel coordinates: CP-SAT models M z = t directly
         return self._search(reduction, prune_system, check_fixed)
 
     def _brute(self) -> Result:
-        solutions = [s for s in solve_system_brute(self.system.M, self.system.t) if len(s) >= self.min_size]
-        reason = f"complete enumeration of all 2^{self.system.n} supports"
+        system = self.system
+        solutions = [s for s in solve_system_brute(system.M, system.t, upper=system.upper) if system.size(s) >= self.min_size]
+        reason = f"complete enumeration of all {_box_size(system)} points of the box"
         if not solutions:
             return self.infeasible(f"{reason} found no solution", {"kind": "search"}, "brute")
-        listed = solutions if self.find_all else solutions[:1]
+        listed = solutions if self.find_all and not self.engine_options["count_only"] else solutions[:1]
         return Result(FEASIBLE, reason, index_set=listed[0], solutions=listed, count=len(solutions), engine="brute", complete=True)
 
     def _by_linear_algebra(self, reduction) -> Result | None:
@@ -136,12 +150,14 @@ class _Decision:
             )
         if reduction.unique_solution is not None:
             z = reduction.unique_solution
-            if all(v in (0, 1) for v in z):
-                support = [i for i, v in enumerate(z) if v == 1]
-                if len(support) >= self.min_size:
-                    return Result(FEASIBLE, "rank M = n: the only real solution is 0/1", index_set=support, solutions=[support], count=1, engine="exact", complete=True)
-            bad = next((i for i, v in enumerate(z) if v not in (0, 1)), None)
-            why = (f"z*[{bad}] = {z[bad]} is not 0 or 1" if bad is not None else f"it has fewer than {self.min_size} ones")
+            bounds = system.bounds()
+            outside = next((i for i, v in enumerate(z) if v.denominator != 1 or not 0 <= v <= bounds[i]), None)
+            if outside is None:
+                solution = system.solution([int(v) for v in z])
+                if system.size(solution) >= self.min_size:
+                    return Result(FEASIBLE, "rank M = n: the only real solution lies in the box", index_set=solution, solutions=[solution], count=1, engine="exact", complete=True)
+            box = "0 or 1" if system.is_binary else f"an integer in [0, {bounds[outside]}]" if outside is not None else ""
+            why = f"z*[{outside}] = {z[outside]} is not {box}" if outside is not None else f"its values sum to fewer than {self.min_size}"
             return self.infeasible(f"rank M = n = {system.n}, so the real solution z* of M z = t is unique, and {why}",
                                    {"kind": "unique_solution", "z_star": [str(v) for v in z]})
         if reduction.integer_feasible is False:
@@ -162,17 +178,21 @@ class _Decision:
             return self.infeasible(proof, {"kind": "rank"}, "prune")
         if system.slack is not None:
             # With a slack, |S| ≥ min_size is a constraint on the whole set: keep one part.
-            pruning.components = whole_part(system, pruning.fixed)
+            pruning.components = whole_part(system, pruning.free())
         from indexset.search.portfolio import available_engines  # OR-Tools and the kernels, only when searching
 
         names = list(self.engines or available_engines())
         self.stages["engines"] = names
         parts = [part for part in pruning.components if part[0] and part[1]]
+        if len(parts) > 1 and self.min_size:
+            self.engine_options["count_only"] = False  # |S| ≥ min_size binds the parts together: their solutions are listed and combined
         per_part = []
         for rows, columns in parts:
-            sub = subsystem(system, pruning.fixed, rows, columns)
+            sub = subsystem(system, pruning, rows, columns)
             result = self._search_part(sub, reduction, pruning, len(parts) == 1, names)
-            per_part.append((result, [[columns[i] for i in support] for support in (result.solutions or [])]))
+            # Each solution of the part as the values it adds to the part's unknowns (above their lower ends).
+            offsets = [{columns[i]: v for i, v in enumerate(sub.values(solution)) if v} for solution in (result.solutions or [])]
+            per_part.append((result, offsets))
             if result.status == INFEASIBLE:
                 self.stages["search"] = {result.engine: result.stages}
                 return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
@@ -187,46 +207,63 @@ class _Decision:
 
         part_reduction = None
         if sub.slack is None and reduction is not None:
-            untouched = whole and sub.n == self.system.n and sub.m == self.system.m
-            part_reduction = reduction if untouched else reduce_system(sub.M, sub.t)
+            untouched = whole and sub.n == self.system.n and sub.m == self.system.m and all(int(a) == int(b) for a, b in zip(sub.t, self.system.t))
+            part_reduction = reduction if untouched else reduce_system(sub.M, sub.t, upper=sub.upper)
             if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
                 return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
-        fixed_in = int((pruning.fixed == 1).sum())
+        fixed_in = sum(int(v) for v in pruning.low)
         min_size = max(0, self.min_size - fixed_in) if whole else 0
         return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.budget.remaining(), seed=self.seed,
                              stop=self.budget.stop, progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
 
     def _combine(self, pruning, per_part) -> Result:
-        """Join the parts' solutions with the fixed units into supports of the whole system."""
-        fixed_in = [i for i in range(len(pruning.fixed)) if pruning.fixed[i] == 1]
-        free_alone = []  # unknowns in no equation: either value works
+        """Join the parts' solutions with the fixed unknowns into solutions of the whole system.
+
+        Each part's solutions are values above the part's lower ends (a
+        support of a 0/1 part: ones); an unknown in no equation takes any
+        value of its domain. Counting only, a part's count stands for
+        its solutions, of which the first is listed.
+        """
+        system, counting = self.system, self.engine_options["count_only"]
+        base = [int(v) for v in pruning.low]
+        free_alone = []  # unknowns in no equation: every value of their domain works
         engines = sorted({r.engine for r, _ in per_part if r.engine}) or ["prune"]
         self.stages["search"] = {r.engine: r.stages for r, _ in per_part}
         complete = all(r.complete or not self.find_all for r, _ in per_part)
-        choices = [mapped for _, mapped in per_part]
+        choices = [offsets for _, offsets in per_part]
+        total = 1
+        for result, offsets in per_part:
+            total *= (result.count or 0) if counting and result.complete else len(offsets)
         for rows, columns in pruning.components:
             if not rows:
                 free_alone.extend(columns)
-                choices.extend([[], [i]] for i in columns)
-        total = 1
-        for options in choices:
-            total *= len(options)
-        supports = [sorted(fixed_in + [i for part in combo for i in part])
-                    for combo in itertools.islice(itertools.product(*choices), MAX_LISTED if self.find_all else 1)]
-        # Only a slack admits supports below the minimum size, and the question excludes them.
-        supports = [support for support in supports if len(support) >= self.min_size]
+                domains = [[{i: k} for k in range(int(pruning.high[i]) - int(pruning.low[i]) + 1)] for i in columns]
+                choices.extend(domains)
+                for domain in domains:
+                    total *= len(domain)
+        found = []
+        listed = MAX_LISTED if self.find_all and not counting else 1
+        for combo in itertools.product(*choices):
+            values = list(base)
+            for offsets in combo:
+                for i, k in offsets.items():
+                    values[i] += k
+            if sum(values) >= self.min_size:  # only a slack admits solutions below the minimum size
+                found.append(system.solution(values))
+            if len(found) >= listed:
+                break
         engine = "+".join(engines)
-        if not supports:
-            return self.infeasible(f"the only supports left by the search have fewer than {self.min_size} ones", {"kind": "size"}, engine)
-        bad = [s for s in supports if not self.system.is_solution(s)]
+        if not found:
+            return self.infeasible(f"the only solutions left by the search have fewer than {self.min_size} ones", {"kind": "size"}, engine)
+        bad = [solution for solution in found if not system.is_solution(solution)]
         if bad:
             raise AssertionError(f"engine {engine} reported {bad[0]}, which does not solve the system")
         incomplete = not complete or self.budget.stopped()
-        reason = f"unknowns {free_alone} appear in no equation: each may be 0 or 1" if free_alone else ""
-        result = Result(FEASIBLE, reason, index_set=supports[0], solutions=supports if self.find_all else supports[:1], engine=engine,
+        reason = f"unknowns {free_alone} appear in no equation: each may take any value of its domain" if free_alone else ""
+        result = Result(FEASIBLE, reason, index_set=found[0], solutions=found if self.find_all else found[:1], engine=engine,
                         complete=not incomplete)
         if self.find_all:
             result.count = total if complete else None
             if incomplete:
-                result.reason = "; ".join(filter(None, [reason, f"enumeration incomplete ({'interrupted' if self.budget.stopped() else 'time limit'}): {len(supports)} found so far"]))
+                result.reason = "; ".join(filter(None, [reason, f"enumeration incomplete ({'interrupted' if self.budget.stopped() else 'time limit'}): {len(found)} found so far"]))
         return result

@@ -1,10 +1,12 @@
-"""Pruning before search: fixings, rank feasibility, independent components.
+"""Pruning before search: domains, rank feasibility, independent components.
 
 Thin, validating wrappers: the interval propagation is the Numba kernel
 :func:`indexset.native.prune.propagate_bounds` on large systems, and its
 vectorised NumPy form (:func:`propagate_vectorized`) on the others, which
-then never load Numba. Interval propagation is monotone, so both reach the
-same fixpoint: the same fixings, or both a row that cannot be met.
+then never load Numba; systems whose activities could overflow int64 are
+propagated by the same NumPy rounds on Python integers. Interval
+propagation is monotone, so every form reaches the same fixpoint: the same
+domains, or a row that cannot be met.
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexset.native.prune import propagate_bounds
-from indexset.search.system import System
+from indexset.search.system import System, bounded
 
 VECTORIZED_CELLS = 1 << 18
 """Systems with at most this many coefficients are propagated by NumPy,
 larger ones by the compiled kernel (each NumPy round costs time per
 coefficient, and a system built to fix one unit a round needs up to n
 rounds; on the systems below the cap that stays under Numba's load)."""
+
+ROUNDS_PER_UNKNOWN = 4
+"""Propagation stops after ``ROUNDS_PER_UNKNOWN · n + 64`` rounds: a 0/1 system
+reaches its fixpoint within n + 1 rounds, and wide bounded domains that shrink a
+little per round (two rows bounding each other) are left to the search."""
 
 
 @dataclass
@@ -29,113 +36,127 @@ class Pruning:
 
     Attributes
     ----------
-    fixed : ndarray of int8
-        −1 free, 0 or 1 forced in every solution.
+    low, high : ndarray
+        The domain ``low_j ≤ z_j ≤ high_j`` of every unknown in every
+        solution (int64, or Python ints when the system needs them).
     infeasible : bool
-        Some row cannot be met by any 0/1 vector (proof: its interval).
+        Some row cannot be met by any point of the box (proof: its interval).
     reason : str
         Why, when infeasible.
     components : list of (rows, columns)
-        Independent parts of the system over the free variables.
+        Independent parts of the system over the free unknowns.
     """
 
-    fixed: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
     infeasible: bool = False
     reason: str = ""
     components: list = field(default_factory=list)
 
+    @property
+    def fixed(self) -> np.ndarray:
+        """−1 for a free unknown (low < high), else its one value."""
+        return np.array([-1 if lo != hi else int(lo) for lo, hi in zip(self.low, self.high)], dtype=np.int64)
+
+    def free(self) -> list[int]:
+        """The unknowns whose domain holds more than one value."""
+        return [j for j in range(len(self.low)) if self.low[j] != self.high[j]]
+
     def stages(self) -> dict:
         """Facts for ``Result.stages``."""
+        fixed = self.fixed
         return {
-            "fixed_in": int((self.fixed == 1).sum()),
-            "fixed_out": int((self.fixed == 0).sum()),
-            "free": int((self.fixed < 0).sum()),
+            "fixed_in": int((fixed > 0).sum()),
+            "fixed_out": int((fixed == 0).sum()),
+            "free": int((fixed < 0).sum()),
             "components": len(self.components),
         }
 
 
 def row_bounds(system: System) -> tuple[np.ndarray, np.ndarray]:
-    """Row intervals [t − slack, t + slack] (slack 0 for equations) as int64."""
-    t = system.t.astype(np.int64)
-    slack = np.zeros_like(t) if system.slack is None else system.slack.astype(np.int64)
-    return t - slack, t + slack
+    """Row intervals [t − slack, t + slack] (slack 0 for equations), as Python ints."""
+    slack = np.zeros(system.m, dtype=object) if system.slack is None else system.slack
+    return system.t - slack, system.t + slack
 
 
 def prune(system: System, vectorized_cells: int = VECTORIZED_CELLS) -> Pruning:
     """Interval propagation to a fixpoint, then the component split.
 
-    Skipped (nothing fixed) when int64 could overflow; the search engines
-    work with exact integers either way. Systems of at most
-    ``vectorized_cells`` coefficients are propagated by NumPy, larger ones
-    by the compiled kernel (the same fixpoint either way).
+    Systems of at most ``vectorized_cells`` coefficients are propagated by
+    NumPy, larger ones by the compiled kernel, and systems whose activities
+    could overflow int64 by NumPy on Python integers (the same fixpoint
+    every way).
     """
-    fixed = np.full(system.n, -1, dtype=np.int8)
-    if system.m and system.fits_int64() and (system.slack is None or all(abs(int(s)) < 2**60 for s in system.slack)):
-        low, high = row_bounds(system)
-        propagate = propagate_vectorized if system.M.size <= vectorized_cells else propagate_bounds
-        outcome = propagate(system.M.astype(np.int64), low, high, fixed)
-        if outcome < 0:
-            return Pruning(fixed, True, "interval propagation: some equation's range over the box cannot reach its right-hand side")
-    return Pruning(fixed, components=components(system, fixed))
+    low = np.zeros(system.n, dtype=object)
+    high = np.array(system.bounds(), dtype=object)
+    row_low, row_high = row_bounds(system)
+    if system.m:
+        rounds = ROUNDS_PER_UNKNOWN * system.n + 64
+        narrow = system.fits_int64() and all(abs(int(v)) < 2**60 for v in np.concatenate([row_low, row_high]))
+        if narrow:
+            low, high = low.astype(np.int64), high.astype(np.int64)
+            M, row_low, row_high = system.M.astype(np.int64), row_low.astype(np.int64), row_high.astype(np.int64)
+            propagate = propagate_vectorized if system.M.size <= vectorized_cells else propagate_bounds
+        else:
+            M, propagate = system.M, propagate_vectorized
+        if propagate(M, row_low, row_high, low, high, rounds) < 0:
+            return Pruning(low, high, True, "interval propagation: some equation's range over the box cannot reach its right-hand side")
+    pruning = Pruning(low, high)
+    pruning.components = components(system, pruning.free())
+    return pruning
 
 
-def propagate_vectorized(M: np.ndarray, low: np.ndarray, high: np.ndarray, fixed: np.ndarray) -> int:
+def propagate_vectorized(M: np.ndarray, row_low: np.ndarray, row_high: np.ndarray, low: np.ndarray, high: np.ndarray, max_rounds: int) -> int:
     """:func:`indexset.native.prune.propagate_bounds` in NumPy: every row at once, a round at a time.
 
-    A round takes each row's range over the box given the fixings so far,
-    and fixes every free unit that one row's range forces (a unit forced to
-    both values by two rows, or to neither by one, proves the system
-    infeasible). Parameters and return value as the kernel's; the caller
-    guarantees int64 cannot overflow.
+    A round takes each row's least and greatest activity over the box, and
+    narrows every unknown's domain by every row at once (Jacobi); a domain
+    left empty proves the system infeasible. Parameters and return value
+    as the kernel's; int64 arrays when the caller guarantees that nothing
+    overflows, object arrays of Python ints otherwise.
     """
-    newly = 0
+    first_low, first_high = low.copy(), high.copy()
     nonzero = M != 0
-    while True:
-        free = fixed < 0
-        base = M[:, ~free] @ fixed[~free].astype(np.int64)
-        lo_sum = base + np.where(M < 0, M, 0)[:, free].sum(axis=1)
-        hi_sum = base + np.where(M > 0, M, 0)[:, free].sum(axis=1)
-        if (lo_sum > high).any() or (hi_sum < low).any():
+    positive = M > 0
+    divisor = np.where(nonzero, M, 1)
+    for _ in range(max_rounds):
+        term_low = np.where(positive, M * low, M * high)  # the least and greatest of a_j·z_j
+        term_high = np.where(positive, M * high, M * low)
+        least, greatest = term_low.sum(axis=1), term_high.sum(axis=1)
+        if (least > row_high).any() or (greatest < row_low).any():
             return -1
-        A = M[:, free]
-        # Each row's range with unit i left out, then with z_i = 1 or 0 (columns: the free units).
-        lo_free = lo_sum[:, None] - np.minimum(A, 0)
-        hi_free = hi_sum[:, None] - np.maximum(A, 0)
-        one_ok = (lo_free + A <= high[:, None]) & (hi_free + A >= low[:, None])
-        zero_ok = (lo_free <= high[:, None]) & (hi_free >= low[:, None])
-        active = nonzero[:, free]
-        if (active & ~one_ok & ~zero_ok).any():
+        below = row_low[:, None] - (greatest[:, None] - term_high)  # a_j·z_j ≥ below
+        above = row_high[:, None] - (least[:, None] - term_low)  # a_j·z_j ≤ above
+        lower = np.where(positive, -((-below) // divisor), -((-above) // divisor))
+        upper = np.where(positive, above // divisor, below // divisor)
+        new_low = np.maximum(low, np.where(nonzero, lower, low).max(axis=0))
+        new_high = np.minimum(high, np.where(nonzero, upper, high).min(axis=0))
+        if (new_low > new_high).any():
             return -1
-        to_one = (active & one_ok & ~zero_ok).any(axis=0)
-        to_zero = (active & zero_ok & ~one_ok).any(axis=0)
-        if (to_one & to_zero).any():
-            return -1
-        if not (to_one | to_zero).any():
-            return newly
-        columns = np.flatnonzero(free)
-        fixed[columns[to_one]] = 1
-        fixed[columns[to_zero]] = 0
-        newly += int(to_one.sum() + to_zero.sum())
+        if (new_low == low).all() and (new_high == high).all():
+            break
+        low[:], high[:] = new_low, new_high
+    return int(((low != first_low) | (high != first_high)).sum())
 
 
 def no_pruning(system: System) -> Pruning:
-    """Nothing fixed, one part holding everything (the ``prune`` ablation)."""
-    fixed = np.full(system.n, -1, dtype=np.int8)
-    return Pruning(fixed, components=whole_part(system, fixed))
+    """The whole box, one part holding everything (the ``prune`` ablation)."""
+    pruning = Pruning(np.zeros(system.n, dtype=object), np.array(system.bounds(), dtype=object))
+    pruning.components = whole_part(system, pruning.free())
+    return pruning
 
 
-def whole_part(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[int]]]:
-    """One part: every row and every free variable."""
-    return [(list(range(system.m)), [i for i in range(system.n) if fixed[i] < 0])]
+def whole_part(system: System, free: list[int]) -> list[tuple[list[int], list[int]]]:
+    """One part: every row and every free unknown."""
+    return [(list(range(system.m)), list(free))]
 
 
-def components(system: System, fixed: np.ndarray) -> list[tuple[list[int], list[int]]]:
-    """Independent parts: connected components of the variable–equation graph.
+def components(system: System, free: list[int]) -> list[tuple[list[int], list[int]]]:
+    """Independent parts: connected components of the variable–equation graph over the ``free`` unknowns.
 
-    Free variables that appear in no equation form components of their own
-    with no rows (each doubles the number of solutions).
+    Free unknowns that appear in no equation form components of their own
+    with no rows (each multiplies the number of solutions by its domain's size).
     """
-    free = [i for i in range(system.n) if fixed[i] < 0]
     if not free:
         return _ordered([([r], []) for r in range(system.m)])
     incidence = system.M[:, free] != 0
@@ -182,10 +203,15 @@ def _ordered(parts: list) -> list:
     return sorted(parts, key=lambda part: (part[1][:1] or [-1], part[0][:1]))
 
 
-def subsystem(system: System, fixed: np.ndarray, rows: list[int], columns: list[int]) -> System:
-    """The part of the system on some rows and free columns, fixed values moved right."""
-    ones = [i for i in range(system.n) if fixed[i] == 1]
+def subsystem(system: System, pruning: Pruning, rows: list[int], columns: list[int]) -> System:
+    """The part of the system on some rows and free columns, shifted to the box ``0 ≤ z'_j ≤ high_j − low_j``.
+
+    Every unknown's lower end moves to the right-hand side (fixed unknowns
+    at their value), so a solution z' of the part is ``z_j = low_j + z'_j``.
+    """
     M = system.M[np.ix_(rows, columns)] if rows and columns else np.zeros((len(rows), len(columns)), dtype=object)
-    t = np.array([int(system.t[r]) - sum(int(system.M[r, i]) for i in ones) for r in rows], dtype=object)
+    lows = [int(v) for v in pruning.low]
+    t = np.array([int(system.t[r]) - sum(int(system.M[r, i]) * lows[i] for i in range(system.n) if lows[i]) for r in rows], dtype=object)
     slack = None if system.slack is None else system.slack[rows]
-    return System(M.astype(object), t, slack, [system.rows[r] for r in rows])
+    upper = bounded([int(pruning.high[j]) - int(pruning.low[j]) for j in columns])
+    return System(M.astype(object), t, slack, [system.rows[r] for r in rows], upper=upper)

@@ -74,7 +74,7 @@ class Reduction:
         }
 
 
-def reduce_system(M: np.ndarray, t: np.ndarray, lattice: bool = True) -> Reduction:
+def reduce_system(M: np.ndarray, t: np.ndarray, lattice: bool = True, upper=None) -> Reduction:
     """Exact rank, span, unique-solution and lattice analysis of ``M z = t``.
 
     Parameters
@@ -84,6 +84,8 @@ def reduce_system(M: np.ndarray, t: np.ndarray, lattice: bool = True) -> Reducti
     lattice : bool
         Compute the integer kernel lattice and particular solution when the
         real solution is not unique.
+    upper : array_like of int, optional
+        The box's upper ends (None: the 0/1 box): z0 is moved near its centre.
 
     Returns
     -------
@@ -108,7 +110,7 @@ def reduce_system(M: np.ndarray, t: np.ndarray, lattice: bool = True) -> Reducti
             result.lattice_reason = "the unique real solution is not integral"
         return result
     if lattice:
-        _lattice(matrix, rhs, result)
+        _lattice(matrix, rhs, result, upper)
     return result
 
 
@@ -153,7 +155,7 @@ def _unique_solution(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fracti
     return [row[0] for row in fraction_rows(z)]
 
 
-def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> None:
+def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction, upper=None) -> None:
     """Integer kernel basis and particular solution by LLL with transform.
 
     LLL of the rows of Mᵀ with its unimodular transform U gives ``U Mᵀ = L``:
@@ -186,20 +188,20 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction) -> 
         a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
         z0 = [int(v) for v in (a * fmpz_matrix(transform_rows[nonzero])).entries()]
     result.integer_feasible = True
-    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows)
+    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows, [1] * n if upper is None else [int(u) for u in upper])
 
 
-def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat) -> np.ndarray:
-    """Move z0 by a kernel vector close to the centre ½·1 of the box.
+def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper: list[int]) -> np.ndarray:
+    """Move z0 by a kernel vector close to the centre u/2 of the box.
 
-    z0 − K·round(K⁺(z0 − ½)) is still an integer solution (K y is in the
+    z0 − K·round(K⁺(z0 − u/2)) is still an integer solution (K y is in the
     kernel); keeping it near the box makes kernel coordinates small.
     """
     k, n = kernel_rows.nrows(), kernel_rows.ncols()
     if k == 0:
         return z0
     kq = flint.fmpq_mat(kernel_rows)
-    shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - 1, 2) for v in z0])
+    shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - u, 2) for v, u in zip(z0, upper)])
     y = (kq * kq.transpose()).solve(kq * shifted)
     rounded = flint.fmpz_mat(1, k, [_round(y[j, 0]) for j in range(k)])
     shift = (rounded * kernel_rows).entries()

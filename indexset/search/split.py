@@ -117,10 +117,11 @@ def _walk():
 def subproblem(system: System, lattice, tuning: LatticeTuning = DEFAULT) -> dict:
     """Plain data shared by every part of one split search (numpy arrays, ints, the engine's tuning)."""
     mask = _walk().coordinate_mask(system, lattice, tuning)
-    return {"lattice": lattice.payload(), "M": system.M, "t": system.t, "coord_mask": mask, "tuning": tuning}
+    return {"lattice": lattice.payload(), "M": system.M, "t": system.t, "upper": system.upper, "coord_mask": mask, "tuning": tuning}
 
 
-def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadline_epoch: float | None, cutoff: str | None, index: int) -> dict:
+def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadline_epoch: float | None, cutoff: str | None, index: int,
+             count_only: bool = False) -> dict:
     """Task: walk one subtree (``x[level:] = prefix``) of the shared tree.
 
     Parameters
@@ -147,10 +148,11 @@ def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadl
     from indexset.search.lattice.basis import Lattice
 
     lattice = Lattice.from_payload(shared["lattice"])
-    system = System(shared["M"], shared["t"])
+    system = System(shared["M"], shared["t"], upper=shared["upper"])
     deadline = None if deadline_epoch is None else began + (deadline_epoch - time.time())
     budget = Budget(deadline, RemoteStop(cutoff, index) if cutoff else Budget().stop, began)
-    outcome = _walk().search_subtree(system, lattice, prefix, level, find_all=find_all, budget=budget, coord_mask=shared["coord_mask"], tuning=shared["tuning"])
+    outcome = _walk().search_subtree(system, lattice, prefix, level, find_all=find_all, budget=budget, coord_mask=shared["coord_mask"], tuning=shared["tuning"],
+                                     count_only=count_only)
     outcome.update(index=index, seconds=round(time.perf_counter() - began, 4), worker=f"{os.uname().nodename}:{os.getpid()}")
     return outcome
 
@@ -160,7 +162,8 @@ def _identity(value):
     return value
 
 
-def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Budget, progress, tuning: LatticeTuning | None = None) -> tuple:
+def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Budget, progress, tuning: LatticeTuning | None = None,
+                    count_only: bool = False) -> tuple:
     """Split the tree, run the parts on the cluster, merge.
 
     Parameters
@@ -174,6 +177,9 @@ def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Bu
     progress : callable, optional
     tuning : LatticeTuning, optional
         The engine's tunables, for the split and for every part (default: its defaults).
+    count_only : bool
+        With ``find_all``: each part counts its solutions and keeps its first
+        (the facts' ``count`` is their sum).
 
     Returns
     -------
@@ -202,7 +208,7 @@ def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Bu
         return [], False, budget.halt_reason() or INTERRUPTED, dict(facts, nodes=split_nodes)
     if not prefixes:
         return [], True, None, dict(facts, nodes=split_nodes)
-    parts = _Parts(client, system, lattice, prefixes, level, find_all, budget, tuning)
+    parts = _Parts(client, system, lattice, prefixes, level, find_all, budget, tuning, count_only)
     cluster.forget_later(parts.cutoff.variable)
     try:
         interrupted = parts.collect(progress, began)
@@ -221,14 +227,14 @@ def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Bu
     if bad:
         raise AssertionError(f"a part reported {bad[0]}, which does not solve M z = t")
     complete = interrupted is None and len(parts.results) == len(prefixes) and all(r["complete"] for r in parts.results.values())
-    facts.update(parts.facts(split_nodes), enumerate_s=round(time.perf_counter() - began, 4))
+    facts.update(parts.facts(split_nodes), enumerate_s=round(time.perf_counter() - began, 4), count=sum(r["count"] for r in parts.results.values()))
     return solutions, complete, interrupted, facts
 
 
 class _Parts:
     """The futures of one split search and what came back."""
 
-    def __init__(self, client, system, lattice, prefixes, level, find_all, budget: Budget, tuning: LatticeTuning) -> None:
+    def __init__(self, client, system, lattice, prefixes, level, find_all, budget: Budget, tuning: LatticeTuning, count_only: bool = False) -> None:
         self.client = client
         self.find_all = find_all
         self.count = len(prefixes)
@@ -240,7 +246,8 @@ class _Parts:
         shared = client.submit(_identity, subproblem(system, lattice, tuning), key=f"indexset-tree-{token}", pure=False)
         # Submitted in index order: Dask starts them first in, first out.
         self.pending = {
-            client.submit(run_part, shared, prefix, level, find_all, epoch, self.cutoff.variable.name, i, key=f"indexset-part-{token}-{i}", retries=RETRIES, pure=False): i
+            client.submit(run_part, shared, prefix, level, find_all, epoch, self.cutoff.variable.name, i, count_only, key=f"indexset-part-{token}-{i}", retries=RETRIES,
+                          pure=False): i
             for i, prefix in enumerate(prefixes)
         }
         self.shared = shared

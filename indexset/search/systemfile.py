@@ -11,9 +11,9 @@ Two formats, told apart by content (an ``.npz`` is a zip archive):
   holds the end of one row and the start of the next. After the rows come
   optional sections, each opened by a line starting with its keyword:
 
-  - ``BOUNDS n``, then one upper bound per column: 1 for a 0/1 unknown, 0
-    for an unknown fixed at 0 (solvediophant's bound above 1 asks for
-    bounded integers, which this reader refuses);
+  - ``BOUNDS n``, then one upper bound per column, any nonnegative
+    integer u: the unknown is a bounded integer 0 ≤ x ≤ u (1: a 0/1
+    unknown; 0: fixed at 0);
   - ``SELECTEDCOLUMNS``, then a count N and N flags 0 or 1: the file's
     solutions have N columns, the matrix's columns are those flagged 1 (in
     order), and a column flagged 0 is 0 in every solution;
@@ -22,11 +22,13 @@ Two formats, told apart by content (an ``.npz`` is a zip archive):
     solvediophant skips it, and so are numbers left over in a section
     after the ones it counts.
 
-  A comment line ``% FREERHS`` before the header (solutions of
-  ``A x = λ b`` for any integer λ) is refused; the other directives
-  (``% stopafter``, ``% stoploops``, ``% cutafter``) tune solvediophant's
-  run or output only, and are comments here.
-- ``.npz`` with integer arrays ``A`` (m × n) and ``b`` (m), read with
+  A comment line ``% FREERHS`` before the header asks, as in solvediophant,
+  for the solutions of ``A x = λ b`` for any integer λ ≠ 0
+  (:mod:`indexset.search.multiples`); the other directives (``% stopafter``,
+  ``% stoploops``, ``% cutafter``) tune solvediophant's run or output only,
+  and are comments here. Numbers of any size are read exactly.
+- ``.npz`` with integer arrays ``A`` (m × n) and ``b`` (m), and optionally
+  ``upper`` (n: the bounds of bounded integer unknowns), read with
   ``allow_pickle=False``.
 
 Every problem raises :class:`indexset.errors.InputError` naming the file.
@@ -42,7 +44,7 @@ from typing import NoReturn
 import numpy as np
 
 from indexset.errors import InputError
-from indexset.search.system import System, plain_system
+from indexset.search.system import System, bounded, plain_system
 
 ZIP_MAGIC = b"PK\x03\x04"
 """The first bytes of a zip archive, hence of an ``.npz`` file."""
@@ -53,33 +55,37 @@ _SKIPPED_BLOCK = ("ASCII", "ASCIIEND")
 
 @dataclass(frozen=True)
 class SystemFile:
-    """A 0/1 system read from a file, and where its unknowns sit among the file's columns.
+    """A system read from a file, and where its unknowns sit among the file's columns.
 
     Attributes
     ----------
     system : System
-        The system to decide: one unknown per column that can be 1.
+        The system to decide: one unknown per column that can be nonzero
+        (0/1, or bounded integers when a bound exceeds 1).
     columns : tuple of int
         The file's column (counted from 0) of each unknown of ``system``.
     width : int
         The number of columns of the file's solutions; columns not in
         ``columns`` (not selected, or bound 0) are 0 in every solution.
+    free_rhs : bool
+        ``% FREERHS``: the file asks for ``A x = λ b`` with any integer λ ≠ 0.
     """
 
     system: System
     columns: tuple[int, ...]
     width: int
+    free_rhs: bool = False
 
-    def vector(self, support) -> list[int]:
-        """The file's 0/1 solution vector for a support among ``system``'s unknowns."""
+    def vector(self, solution) -> list[int]:
+        """The file's solution vector for a solution of ``system`` (a support, or values)."""
         z = [0] * self.width
-        for i in support:
-            z[self.columns[i]] = 1
+        for i, value in enumerate(self.system.values(solution)):
+            z[self.columns[i]] = value
         return z
 
 
 def load_system(path) -> System:
-    """Read a plain 0/1 system from a solvediophant / QOBLIB text file or an ``.npz``.
+    """Read a system (0/1 or bounded integers) from a solvediophant / QOBLIB text file or an ``.npz``.
 
     The unknowns are the columns that can be 1 (see :func:`load_system_file`
     for where they sit among the file's columns).
@@ -115,8 +121,7 @@ def load_system_file(path) -> SystemFile:
     Raises
     ------
     InputError
-        Missing or unreadable file, unknown format, malformed content, or a
-        file asking for more than 0/1 unknowns.
+        Missing or unreadable file, unknown format, malformed content.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -127,8 +132,8 @@ def load_system_file(path) -> SystemFile:
     except OSError as exc:
         raise InputError(path, f"cannot read the file: {exc}") from None
     if path.endswith(".npz") or data.startswith(ZIP_MAGIC):
-        A, b = _read_npz(path)
-        system = plain_system(A, b)
+        A, b, upper = _read_npz(path)
+        system = plain_system(A, b, upper)
         return SystemFile(system, tuple(range(system.n)), system.n)
     # latin-1 decodes every byte: binary junk then fails as a malformed header, and the
     # skipped sections of Kramer–Mesner files may hold any byte.
@@ -153,9 +158,10 @@ class _Text:
         return self._system(A, b, bounds, selected)
 
     def _header(self) -> tuple[int, int]:
+        self.free_rhs = False
         for index, line in enumerate(self.lines):
-            if "% FREERHS" in line:
-                self.fail("'% FREERHS' asks for solutions of A x = λ b for any multiple λ; only A x = b is read", index)
+            if "% FREERHS" in line:  # solvediophant looks for the directive anywhere in a line before the header
+                self.free_rhs = True
             if _is_comment(line):
                 continue
             self.at = index + 1
@@ -233,14 +239,13 @@ class _Text:
             self.fail("expected 'BOUNDS k' with k the number of bounds that follow", index)
         count = int(tokens[1])
         if count != n:
-            self.fail(f"BOUNDS {count}: one bound per column is needed ({n}); solvediophant leaves columns "
-                      "without a bound unbounded, and only 0/1 unknowns are read", index)
+            self.fail(f"BOUNDS {count}: one bound per column is needed ({n}); solvediophant itself treats columns "
+                      "without a bound inconsistently (its preprocessing as 0, its lattice as 0/1)", index)
         numbers = self._numbers("BOUNDS")
         bounds = [next(numbers) for _ in range(count)]
         for column, bound in enumerate(bounds):
-            if bound not in (0, 1):
-                self.fail(f"BOUNDS: column {column} (counted from 0) has bound {bound}; only 0/1 unknowns are read "
-                          "(bound 1, or 0 for an unknown fixed at 0)", index)
+            if bound < 0:
+                self.fail(f"BOUNDS: column {column} (counted from 0) has the negative bound {bound}; bounds are upper ends of 0 ≤ x ≤ u", index)
         return bounds
 
     def _selection(self, tokens: list[str], index: int) -> list[int]:
@@ -284,7 +289,7 @@ class _Text:
         positions = [column for column, flag in enumerate(selected) if flag]
         if len(positions) != n:
             self.fail(f"SELECTEDCOLUMNS flags {len(positions)} columns, but the rows have {n}")
-        keep = [j for j in range(n) if bounds is None or bounds[j] == 1]
+        keep = [j for j in range(n) if bounds is None or bounds[j] > 0]
         if not keep:
             self.fail("every bound is 0: no unknown is left to decide")
         if len(keep) < n:
@@ -292,8 +297,11 @@ class _Text:
         # The entries are Python ints already: plain_system's conversion of each would only cost time.
         M = np.empty((len(A), len(keep)), dtype=object)
         M[:] = A
-        system = System(M, np.array(b, dtype=object), None, list(range(len(b))))
-        return SystemFile(system, tuple(positions[j] for j in keep), len(selected))
+        upper = None if bounds is None else bounded([bounds[j] for j in keep])
+        system = System(M, np.array(b, dtype=object), None, list(range(len(b))), upper=upper)
+        if self.free_rhs and not any(b):
+            self.fail("'% FREERHS' with b = 0: every multiple λ·b is 0, so λ is not determined; without the directive the file asks for A x = 0")
+        return SystemFile(system, tuple(positions[j] for j in keep), len(selected), self.free_rhs)
 
 
 def _is_comment(line: str) -> bool:
@@ -306,14 +314,15 @@ def _is_int(token: str) -> bool:
     return digits.isascii() and digits.isdigit()
 
 
-def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """``.npz`` with integer ``A`` (m × n) and ``b`` (m,)."""
+def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``.npz`` with integer ``A`` (m × n), ``b`` (m,) and optionally ``upper`` (n,)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = [key for key in ("A", "b") if key not in data.files]
             if missing:
                 raise InputError(path, f"missing array(s) {', '.join(missing)}: a system file needs A (m × n) and b (m)")
             A, b = data["A"], data["b"]
+            upper = data["upper"] if "upper" in data.files else None
     except InputError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
@@ -323,7 +332,13 @@ def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(path, f"A must be a 2-D array, got shape {A.shape}")
     if b.ndim != 1 or b.shape[0] != A.shape[0]:
         raise InputError(path, f"b must have shape ({A.shape[0]},) to match A {A.shape}, got {b.shape}")
-    return A, b
+    if upper is not None:
+        upper = _integral(path, "upper", upper)
+        if upper.shape != (A.shape[1],):
+            raise InputError(path, f"upper must have shape ({A.shape[1]},) to match A {A.shape}, got {upper.shape}")
+        if any(int(u) < 0 for u in upper):
+            raise InputError(path, "upper must hold nonnegative bounds (0 ≤ x_j ≤ upper[j])")
+    return A, b, upper
 
 
 def _integral(path: str, name: str, array: np.ndarray) -> np.ndarray:

@@ -66,7 +66,7 @@ def files(tmp_path_factory):
     texts = {
         "tiny": TINY,
         "none": "1 3 1\n2 4 6 5\n",            # even coefficients, odd right-hand side: infeasible
-        "bound2": "1 3 1\n1 1 1 2\nBOUNDS 3\n1 2 1\n",
+        "bound2": "1 3 1\n1 1 1 2\nBOUNDS 3\n1 -2 1\n",
         "header": "2 3 x\n1 1 1 1\n1 0 1 1\n",
         "km": km_text(),
     }
@@ -111,7 +111,7 @@ def test_solve_system_on_solvediophant_files(files):
     assert json.loads(done["km"].stdout)["count"] == fano_orbit()
 
     # bad input: one line on stderr naming the file and the problem, nothing on stdout
-    for name, words in (("bound2", ["bound 2"]), ("header", ["header"])):
+    for name, words in (("bound2", ["bound -2"]), ("header", ["header"])):
         assert done[name].stdout == "" and len(done[name].stderr.splitlines()) == 1, name
         assert f[name] in done[name].stderr and all(word in done[name].stderr for word in words), done[name].stderr
 
@@ -119,7 +119,7 @@ def test_solve_system_on_solvediophant_files(files):
     lines = [json.loads(line) for line in done["batch"].stdout.splitlines()]
     assert [(p["file"], p["status"]) for p in lines] == [
         (f["tiny"], "feasible"), (f["none"], "infeasible"), (f["bound2"], BAD_INPUT), (f["km"], "feasible")]
-    assert "bound 2" in lines[2]["reason"]
+    assert "bound -2" in lines[2]["reason"]
     assert done["batch"].stderr.count("indexset: error:") == 1
     firsts = [line for line in done["batch_no"].stdout.splitlines() if not line.startswith(" ")]
     assert firsts == [f"{f['tiny']}: FEASIBLE", f"{f['none']}: INFEASIBLE"]

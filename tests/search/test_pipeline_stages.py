@@ -133,7 +133,8 @@ def test_pruning_never_cuts_a_solution(seed, kernel):
                     assert (i in support) == bool(value)
 
 
-def test_the_kernel_compiled_its_python_source_and_the_numpy_rounds_reach_the_same_fixpoint():
+@pytest.mark.parametrize("upper", [1, 4])
+def test_the_kernel_compiled_its_python_source_and_the_numpy_rounds_reach_the_same_fixpoint(upper):
     from indexset.native.prune import propagate_bounds
 
     from indexset.search.prune import propagate_vectorized
@@ -141,13 +142,13 @@ def test_the_kernel_compiled_its_python_source_and_the_numpy_rounds_reach_the_sa
     outcomes = []
     for M, t in systems(7, 80):
         M, t = np.asarray(M, dtype=np.int64), np.asarray(t, dtype=np.int64)
-        fixings = []
+        domains = []
         for run in (propagate_bounds, propagate_bounds.py_func, propagate_vectorized):
-            fixed = np.full(M.shape[1], -1, dtype=np.int8)
-            count = run(M, t, t, fixed)
-            fixings.append((count, fixed.tolist() if count >= 0 else None))  # an infeasible row may be met at any point of the rounds
-        assert fixings[0] == fixings[1] == fixings[2]
-        outcomes.append(fixings[0][0])
+            low, high = np.zeros(M.shape[1], dtype=np.int64), np.full(M.shape[1], upper, dtype=np.int64)
+            count = run(M, t, t, low, high, 10**6)
+            domains.append((count, (low.tolist(), high.tolist()) if count >= 0 else None))  # an infeasible row may be met at any point of the rounds
+        assert domains[0] == domains[1] == domains[2]
+        outcomes.append(domains[0][0])
     assert min(outcomes) == -1 and max(outcomes) > 0  # both kinds of answer were compared
 
 
@@ -161,8 +162,32 @@ def test_the_numpy_rounds_follow_a_chain_that_fixes_one_unit_a_round():
         M[i, i], M[i, i - 1] = 1, -1
     t = np.zeros(n, dtype=np.int64)
     t[0] = 1
-    fixed = np.full(n, -1, dtype=np.int8)
-    assert propagate_vectorized(M, t, t, fixed) == n and fixed.tolist() == [1] * n
+    low, high = np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+    assert propagate_vectorized(M, t, t, low, high, 10**6) == n and low.tolist() == high.tolist() == [1] * n
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bounded_domains_keep_every_solution_and_python_integers_reach_the_same_fixpoint(seed):
+    """Propagation over 0 ≤ z ≤ u against brute force; the object-array rounds (huge numbers) against the int64 ones."""
+    from indexset.search.prune import propagate_vectorized
+
+    rng = np.random.default_rng(300 + seed)
+    for _ in range(40):
+        m, n = int(rng.integers(1, 4)), int(rng.integers(2, 7))
+        M = rng.integers(-3, 6, size=(m, n))
+        upper = rng.integers(0, 5, size=n)
+        t = M @ np.array([rng.integers(0, u + 1) for u in upper]) if rng.random() < 0.7 else rng.integers(-5, 20, size=m)
+        system = plain_system(M, t, upper)
+        reference = solve_system_brute(system.M, system.t, upper=upper)
+        pruning = prune(system)
+        if pruning.infeasible:
+            assert reference == []
+            continue
+        for values in reference:
+            assert all(int(pruning.low[j]) <= v <= int(pruning.high[j]) for j, v in enumerate(values))
+        low, high = np.zeros(n, dtype=object), np.array([int(u) for u in upper], dtype=object)
+        assert propagate_vectorized(M.astype(object), t.astype(object), t.astype(object), low, high, 10**6) >= 0
+        assert low.tolist() == [int(v) for v in pruning.low] and high.tolist() == [int(v) for v in pruning.high]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -252,4 +277,4 @@ def test_components_match_union_find(density):
             M[int(rng.integers(m))] = rng.choice([-2, -1, 1, 2], n)  # a row on every variable: the dense shortcut
         fixed = np.where(rng.random(n) < 0.2, rng.integers(0, 2, n), -1).astype(np.int8)
         system = System(M.astype(object), np.zeros(m, dtype=object))
-        assert sorted(components(system, fixed)) == _components_by_union_find(M, fixed)
+        assert sorted(components(system, [i for i in range(n) if fixed[i] < 0])) == _components_by_union_find(M, fixed)

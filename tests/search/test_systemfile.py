@@ -47,7 +47,7 @@ def file_solutions(A, b, bounds=None, selected=None) -> list[list[int]]:
 
 def read_solutions(path) -> list[list[int]]:
     loaded = load_system_file(path)
-    return sorted(loaded.vector(s) for s in solve_system_brute(loaded.system.M, loaded.system.t))
+    return sorted(loaded.vector(s) for s in solve_system_brute(loaded.system.M, loaded.system.t, upper=loaded.system.upper))
 
 
 def planted(rng, m, n):
@@ -109,10 +109,9 @@ def test_qoblib_dat_and_npz_by_content(tmp_path):
 
 
 @pytest.mark.parametrize("name, text, words", [
-    ("bound2.txt", sd_text([[1, 1, 1]], [2], bounds=[1, 2, 1]), ["column 1", "bound 2"]),
-    ("negative.txt", sd_text([[1, 1, 1]], [2], bounds=[1, -1, 1]), ["bound -1"]),
+    ("negative.txt", sd_text([[1, 1, 1]], [2], bounds=[1, -1, 1]), ["column 1", "bound -1"]),
     ("fewbounds.txt", sd_text([[1, 1, 1]], [2], bounds=[1, 1]), ["BOUNDS 2"]),
-    ("freerhs.txt", sd_text([[1, 1]], [1], before="% FREERHS\n"), ["FREERHS"]),
+    ("freerhs_zero.txt", sd_text([[1, 1]], [0], before="% FREERHS\n"), ["FREERHS", "b = 0"]),
     ("header4.txt", sd_text([[1, 1]], [1], header="1 2 1 5"), ["header"]),
     ("header0.txt", sd_text([[1, 1]], [1], header="1 2 0"), ["third number"]),
     ("headerword.txt", sd_text([[1, 1]], [1], header="r 1 1"), ["header"]),
@@ -149,3 +148,43 @@ def test_missing_file_and_bad_npz(tmp_path):
     np.savez(tmp_path / "noB.npz", A=np.array([[1]]))
     with pytest.raises(InputError, match="missing array"):
         load_system_file(tmp_path / "noB.npz")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounded_files_read_every_bound_and_their_solutions_match_brute_force(seed, tmp_path):
+    """BOUNDS above 1: bounded integers, solutions with their values in the file's columns (a brute force over the file's numbers)."""
+    rng = np.random.default_rng(50 + seed)
+    m, n = int(rng.integers(1, 3)), int(rng.integers(2, 5))
+    A = rng.integers(-2, 5, size=(m, n)).tolist()
+    bounds = rng.integers(0, 4, size=n).tolist()
+    x = [int(rng.integers(0, u + 1)) for u in bounds]
+    b = [sum(a * v for a, v in zip(row, x)) for row in A]
+    path = tmp_path / "bounded.txt"
+    path.write_text(sd_text(A, b, bounds=bounds))
+    expected = sorted(list(z) for z in itertools.product(*(range(u + 1) for u in bounds))
+                      if all(sum(a * v for a, v in zip(row, z)) == rhs for row, rhs in zip(A, b)))
+    assert read_solutions(path) == expected and x in expected
+
+
+def test_free_rhs_and_numbers_of_any_size_are_read_exactly(tmp_path):
+    huge = 10**44 + 7
+    path = tmp_path / "free.txt"
+    path.write_text(sd_text([[1, 2, huge]], [huge], before="% a comment\n% FREERHS\n", bounds=[3, 1, 1]))
+    loaded = load_system_file(path)
+    assert loaded.free_rhs and loaded.system.M.tolist() == [[1, 2, huge]] and loaded.system.t.tolist() == [huge]
+    assert loaded.system.bounds() == [3, 1, 1]
+    plain = tmp_path / "plain.txt"
+    plain.write_text(sd_text([[1, 1]], [1]))
+    assert not load_system_file(plain).free_rhs
+
+
+def test_npz_with_upper_bounds(tmp_path):
+    path = tmp_path / "bounded.npz"
+    np.savez(path, A=np.array([[1, 2, 3]]), b=np.array([7]), upper=np.array([5, 0, 2]))
+    system = load_system(path)
+    assert system.bounds() == [5, 0, 2]
+    assert sorted(solve_system_brute(system.M, system.t, upper=system.upper)) == [[1, 0, 2], [4, 0, 1]]
+    bad = tmp_path / "negative.npz"
+    np.savez(bad, A=np.array([[1, 2]]), b=np.array([1]), upper=np.array([1, -1]))
+    with pytest.raises(InputError, match="nonnegative"):
+        load_system(bad)

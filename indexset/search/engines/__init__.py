@@ -1,4 +1,4 @@
-"""Search engines for 0/1 systems ``M z = t``: one protocol, one result type.
+"""Search engines for systems ``M z = t`` over a box: one protocol, one result type.
 
 Every engine implements :class:`Engine` (dimod's sampler interface is the
 model): a ``name``, the engine-specific keyword ``options`` it accepts, and
@@ -15,12 +15,17 @@ engine against the brute force.
 - ``time_limit`` in seconds (None: no limit); ``stop`` a
   ``threading.Event`` that asks the engine to stop, which it honours within
   a fraction of a second; ``progress(dict)`` is called now and then with counters.
+- ``count_only`` (an option every engine declares): with ``find_all``,
+  count every solution but list only the first (or a few).
+- The box is 0 ≤ z_j ≤ u_j (``system.upper``; 0/1 when None). A solution
+  of a 0/1 system is its support (sorted indices of the ones), of a
+  bounded one its values (:meth:`indexset.search.system.System.solution`).
 - Returns a :class:`indexset.result.Result` with status ``feasible``,
   ``infeasible`` (only after a complete search) or ``unknown``;
-  ``solutions`` holds the supports found (all of them when ``find_all``
-  and ``complete``), ``index_set`` the first, ``count`` the number when
-  complete, ``engine`` the engine's name. Every reported support satisfies
-  the system exactly.
+  ``solutions`` holds the solutions found (all of them when ``find_all``
+  and ``complete``, but for ``count_only``), ``index_set`` the first,
+  ``count`` the number when complete, ``engine`` the engine's name. Every
+  reported solution satisfies the system exactly.
 
 ``brute`` is the slow, obviously-correct reference.
 """

@@ -1,4 +1,4 @@
-"""Brute force over all 2^n subsets: the reference every test compares with.
+"""Brute force over every point of the box (all 2^n subsets when 0/1): the reference every test compares with.
 
 Deliberately naive and independent of the solver pipeline: it builds the
 system from the instance's exact Fractions itself and never prunes.
@@ -19,22 +19,29 @@ MAX_WIDTH = 22
 """Largest n the brute force accepts (2^22 subsets)."""
 
 
-def solve_system_brute(M, t, max_width: int = MAX_WIDTH) -> list[list[int]]:
-    """Every 0/1 solution of ``M z = t``, as sorted supports.
+def solve_system_brute(M, t, max_width: int = MAX_WIDTH, upper=None) -> list[list[int]]:
+    """Every solution of ``M z = t`` over 0/1 z (as sorted supports), or over 0 ≤ z_j ≤ ``upper[j]`` (as values).
 
     Parameters
     ----------
     M : array_like of int, shape (m, n)
     t : array_like of int, shape (m,)
+    max_width : int
+        The box may have at most 2^max_width points.
+    upper : array_like of int, shape (n,), optional
+        Bounds of bounded integer unknowns (None: 0/1).
 
     Returns
     -------
     list of list of int
-        Supports of all solutions, in increasing order of the bitmask.
+        0/1: supports, in increasing order of the bitmask; bounded: value
+        vectors, in lexicographic order.
     """
     M = np.asarray(M, dtype=object)
     t = np.asarray(t, dtype=object)
     n = M.shape[1]
+    if upper is not None:
+        return _bounded(M, t, [int(u) for u in np.asarray(upper, dtype=object).ravel()], max_width)
     if n > max_width:
         raise ValueError(f"brute force is for n ≤ {max_width}, got n = {n}")
     bound = max([abs(int(v)) for v in M.ravel()] + [abs(int(v)) for v in t.ravel()] + [0])
@@ -46,6 +53,17 @@ def solve_system_brute(M, t, max_width: int = MAX_WIDTH) -> list[list[int]]:
         if all(sum(int(M[r, i]) for i in support) == int(t[r]) for r in range(M.shape[0])):
             solutions.append(support)
     return solutions
+
+
+def _bounded(M: np.ndarray, t: np.ndarray, upper: list[int], max_width: int) -> list[list[int]]:
+    """Every value vector of the box ``0 ≤ z ≤ upper`` with ``M z = t``, in Python integers."""
+    size = math.prod(u + 1 for u in upper)
+    if size > 1 << max_width:
+        raise ValueError(f"brute force is for boxes of at most 2^{max_width} points, got {size}")
+    rows = [[int(v) for v in row] for row in M]
+    target = [int(v) for v in t]
+    return [list(z) for z in itertools.product(*(range(u + 1) for u in upper))
+            if all(sum(a * v for a, v in zip(row, z)) == b for row, b in zip(rows, target))]
 
 
 def _vectorised(M: np.ndarray, t: np.ndarray) -> list[list[int]]:
@@ -85,39 +103,44 @@ def absorbing_sets_brute(instance: Instance) -> list[list[int]]:
 
 
 class BruteEngine:
-    """Every one of the 2^n supports, checked exactly: the reference engine (n ≤ :data:`MAX_WIDTH`).
+    """Every point of the box, checked exactly: the reference engine (boxes of at most 2^:data:`MAX_WIDTH` points).
 
     Systems with a slack are checked row by row against it. It honours a
-    stop request and the time limit between blocks of supports.
+    stop request and the time limit between blocks of points.
     """
 
     name = "brute"
-    options = ("min_size",)
+    options = ("min_size", "count_only")
 
-    def search(self, system, reduction=None, *, find_all: bool = False, time_limit=None, seed: int = 0, stop=None, progress=None, min_size: int = 0):
-        """Enumerate every support (see :mod:`indexset.search.engines`)."""
+    def search(self, system, reduction=None, *, find_all: bool = False, time_limit=None, seed: int = 0, stop=None, progress=None, min_size: int = 0,
+               count_only: bool = False):
+        """Enumerate every point (see :mod:`indexset.search.engines`; ``count_only``: keep the first solution, count the others)."""
         import time
 
         from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 
         start = time.perf_counter()
-        if system.n > MAX_WIDTH:
-            return Result(UNKNOWN, f"brute force is for n ≤ {MAX_WIDTH}, got n = {system.n}", engine=self.name)
-        found = []
-        for mask in range(1 << system.n):
-            if mask % 4096 == 0 and ((stop is not None and stop.is_set()) or (time_limit is not None and time.perf_counter() - start > time_limit)):
+        bounds = system.bounds()
+        size = math.prod(u + 1 for u in bounds)
+        if size > 1 << MAX_WIDTH:
+            return Result(UNKNOWN, f"brute force is for boxes of at most 2^{MAX_WIDTH} points, got {size}", engine=self.name)
+        found, count = [], 0
+        for index, values in enumerate(itertools.product(*(range(u + 1) for u in bounds))):
+            if index % 4096 == 0 and ((stop is not None and stop.is_set()) or (time_limit is not None and time.perf_counter() - start > time_limit)):
                 return Result(UNKNOWN, "brute force stopped before the end", engine=self.name, solutions=found, time_s=time.perf_counter() - start)
-            support = [i for i in range(system.n) if mask >> i & 1]
-            if len(support) >= min_size and system.is_solution(support):
-                found.append(support)
+            solution = system.solution(values)
+            if system.size(solution) >= min_size and system.is_solution(solution):
+                count += 1
+                if not (count_only and found):
+                    found.append(solution)
                 if not find_all:
                     break
         elapsed = time.perf_counter() - start
         if not found:
-            return Result(INFEASIBLE, f"none of the 2^{system.n} supports solves the system", engine=self.name, complete=True, count=0, solutions=[], time_s=elapsed)
+            return Result(INFEASIBLE, f"none of the {size} points of the box solves the system", engine=self.name, complete=True, count=0, solutions=[], time_s=elapsed)
         complete = find_all
-        return Result(FEASIBLE, f"{len(found)} support(s) found by brute force", index_set=found[0], solutions=found,
-                      count=len(found) if complete else None, engine=self.name, complete=complete, time_s=elapsed)
+        return Result(FEASIBLE, f"{count} solution(s) found by brute force", index_set=found[0], solutions=found,
+                      count=count if complete else None, engine=self.name, complete=complete, time_s=elapsed)
 
 
 ENGINE = BruteEngine()

@@ -59,19 +59,22 @@ def build_model(system: System, reduction: Reduction | None, min_size: int = 0, 
         Deadline and stop request of the bounds' computation.
     """
     model = _cp_model().CpModel()
-    z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
+    if system.is_binary:
+        z = [model.new_bool_var(f"z{i}") for i in range(system.n)]
+    else:
+        z = [model.new_int_var(0, u, f"z{i}") for i, u in enumerate(system.bounds())]
     kind = "plain"
     if _kernel_usable(system, reduction):
-        bounds = kernel_bounds(reduction.z0, reduction.kernel, budget=budget)
+        bounds = kernel_bounds(reduction.z0, reduction.kernel, budget=budget, upper=system.upper)
         if bounds is None:
             return model, z, "stopped"
         if not _add_kernel(model, z, reduction.z0, reduction.kernel, bounds):
             return model, z, "empty"
         kind = "kernel"
-    if _fits(system.M.ravel()) and _fits(system.t) and (system.slack is None or _fits(system.slack)):
+    if _fits(system.M.ravel()) and _fits(system.t) and (system.slack is None or _fits(system.slack)) and _fits(system.bounds()):
         _add_rows(model, system, z)
     elif kind == "plain":
-        exact_as_slack = system if system.slack is not None else System(system.M, system.t, np.zeros(system.m, dtype=object), system.rows)
+        exact_as_slack = system if system.slack is not None else System(system.M, system.t, np.zeros(system.m, dtype=object), system.rows, upper=system.upper)
         _add_rows(model, fit_coefficients(exact_as_slack), z)
         kind = "relaxed"
     if min_size:
@@ -110,10 +113,13 @@ def _collector_class():
     """The solution callback class (built on first use, so that OR-Tools loads only when CP-SAT runs)."""
 
     class Collector(_cp_model().CpSolverSolutionCallback):
-        """Collects supports that pass ``accept``; stops at the first unless asked for all."""
+        """Collects the solutions (supports or values, as ``system`` writes them) that pass ``accept``; stops at the first unless asked for all."""
 
-        def __init__(self, z, find_all, progress, accept):
+        def __init__(self, system, z, find_all, progress, accept, count_only=False):
             super().__init__()
+            self._system = system
+            self._count_only = count_only
+            self.count = 0
             self._z = z
             self._find_all = find_all
             self._progress = progress
@@ -123,22 +129,24 @@ def _collector_class():
             self._seen = set()
 
         def on_solution_callback(self) -> None:
-            support = tuple(i for i, var in enumerate(self._z) if self.boolean_value(var))
+            solution = tuple(self._system.solution([self.value(var) for var in self._z]))
             self.candidates += 1
-            if support in self._seen or not self._accept(support):
+            if solution in self._seen or not self._accept(list(solution)):
                 return
-            self._seen.add(support)
-            self.solutions.append(list(support))
+            self.count += 1
+            if not self.solutions or not self._count_only:  # counting: the solver lists each solution once, so no set is kept
+                self._seen.add(solution)
+                self.solutions.append(list(solution))
             if self._progress:
-                self._progress({"engine": NAME, "solutions": len(self.solutions)})
+                self._progress({"engine": NAME, "solutions": self.count})
             if not self._find_all:
                 self.stop_search()
 
     return Collector
 
 
-def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2) -> Result:
-    """Search the 0/1 system with CP-SAT (see :mod:`indexset.search.engines` for the contract)."""
+def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2, count_only=False) -> Result:
+    """Search the system with CP-SAT (see :mod:`indexset.search.engines` for the contract; ``count_only``: keep the first solution, count the others)."""
     budget = Budget.of(time_limit, stop)
     start = budget.start
     if budget.stopped():
@@ -147,7 +155,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     if mode == "stopped":
         return Result(UNKNOWN, f"CP-SAT: {budget.halt_reason() or TIME_LIMIT} while computing the kernel bounds", engine=NAME, time_s=budget.elapsed())
     if mode == "empty":
-        return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ 1", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
+        return Result(INFEASIBLE, "the certified box bounds leave no integer y with 0 ≤ z0 + K y ≤ u", engine=NAME, complete=True, count=0, solutions=[], time_s=time.perf_counter() - start)
     relaxed = mode == "relaxed"
     solver = _cp_model().CpSolver()
     params = solver.parameters
@@ -163,7 +171,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     else:
         params.num_workers = int(workers)
     accept = system.is_solution if relaxed else (lambda support: True)
-    collector = _collector_class()(z, find_all, progress, accept)
+    collector = _collector_class()(system, z, find_all, progress, accept, count_only and find_all)
     finished = threading.Event()
     watcher = _watch(stop, finished, solver)
     try:
@@ -173,7 +181,7 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
         if watcher:
             watcher.join()
     stopped = stop is not None and stop.is_set()
-    return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all)
+    return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all, collector.count)
 
 def _watch(stop, finished, solver):
     """A thread that forwards the caller's stop request to CP-SAT.
@@ -195,7 +203,7 @@ def _watch(stop, finished, solver):
     return thread
 
 
-def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> Result:
+def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all, count) -> Result:
     cp_model = _cp_model()
     stages = {"model": mode}
     if status == cp_model.INFEASIBLE or (enumerated and status == cp_model.OPTIMAL and not solutions and not stopped):
@@ -203,8 +211,8 @@ def _result(status, solutions, enumerated, stopped, mode, elapsed, find_all) -> 
         return Result(INFEASIBLE, f"CP-SAT {proof}", engine=NAME, complete=True, count=0, solutions=[], time_s=elapsed, stages=stages)
     complete = find_all and status == cp_model.OPTIMAL and not stopped
     if solutions:
-        reason = f"CP-SAT ({mode} model) found {len(solutions)} solution(s)" + (", all of them" if complete else "")
-        return Result(FEASIBLE, reason, index_set=solutions[0], solutions=solutions, count=len(solutions) if complete else None, engine=NAME, complete=complete, time_s=elapsed, stages=stages)
+        reason = f"CP-SAT ({mode} model) found {count} solution(s)" + (", all of them" if complete else "")
+        return Result(FEASIBLE, reason, index_set=solutions[0], solutions=solutions, count=count if complete else None, engine=NAME, complete=complete, time_s=elapsed, stages=stages)
     why = INTERRUPTED if stopped else TIME_LIMIT
     return Result(UNKNOWN, f"CP-SAT ({mode} model): {why} before a proof", engine=NAME, time_s=elapsed, stages=stages)
 
@@ -213,7 +221,7 @@ class CpSatEngine:
     """The CP-SAT engine as an :class:`indexset.search.engines.Engine`."""
 
     name = NAME
-    options = ("min_size", "workers")
+    options = ("min_size", "workers", "count_only")
 
     def search(self, system, reduction=None, **options) -> Result:
         """See :func:`search`."""

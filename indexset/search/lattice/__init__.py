@@ -23,7 +23,7 @@ import importlib
 _EXPORTS = {
     "search": "engine", "ENGINE": "engine", "LatticeEngine": "engine",
     "NAME": "walk", "Run": "walk", "split_tree": "walk", "search_subtree": "walk", "coordinate_mask": "walk", "estimate_nodes": "walk",
-    "Lattice": "basis", "FloatData": "basis", "build_lattice": "basis", "decode": "basis", "MARGIN": "basis",
+    "Lattice": "basis", "FloatData": "basis", "build_lattice": "basis", "decode": "basis", "MARGIN": "basis", "box_scales": "basis",
     "Job": "job",
     "Choice": "choose", "choose_lattice": "choose", "default_choice": "choose", "profile_score": "choose",
     "pruning_profile": "pruned", "pruned_passes": "pruned", "discrepancy_passes": "pruned", "Trials": "pruned",

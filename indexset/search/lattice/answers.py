@@ -12,19 +12,24 @@ def unknown(job: Job, reason: str, stages: dict | None = None) -> Result:
     return Result(UNKNOWN, reason, time_s=job.budget.elapsed(), stages=stages or {}, engine=NAME).note_halt(job.budget.halt_reason())
 
 
-def walked(job: Job, solutions: list, complete: bool, interrupted: str | None, stages: dict) -> Result:
-    """The answer of a walk: its solutions (checked exactly), whether it was complete, why it ended early."""
+def walked(job: Job, solutions: list, complete: bool, interrupted: str | None, stages: dict, count: int | None = None) -> Result:
+    """The answer of a walk: its solutions (checked exactly), whether it was complete, why it ended early.
+
+    ``count``: the solutions found when the walk counted more than it
+    listed (``count_only``); default, the listed ones.
+    """
     common = dict(time_s=job.budget.elapsed(), stages=stages, engine=NAME)
+    found_count = len(solutions) if count is None else count
     if solutions:
-        reason = f"{len(solutions)} solution(s) found by lattice enumeration, each checked exactly against M z = t"
+        reason = f"{found_count} solution(s) found by lattice enumeration, each checked exactly against M z = t"
         if job.find_all and complete:
-            reason = f"complete lattice enumeration: exactly {len(solutions)} solution(s), each checked exactly"
+            reason = f"complete lattice enumeration: exactly {found_count} solution(s), each checked exactly"
         elif job.find_all and interrupted:
             reason += f" ({interrupted}: the enumeration is incomplete)"
-        found = Result(FEASIBLE, reason, index_set=solutions[0], verified=True, count=len(solutions) if complete else None, solutions=solutions, complete=complete, **common)
+        found = Result(FEASIBLE, reason, index_set=solutions[0], verified=True, count=found_count if complete else None, solutions=solutions, complete=complete, **common)
         return found.note_halt(job.budget.halt_reason(), job.find_all)
     if complete:
-        return Result(INFEASIBLE, "complete lattice enumeration of the box found no 0/1 solution", count=0, solutions=[], complete=True, **common)
+        return Result(INFEASIBLE, "complete lattice enumeration of the box found no solution", count=0, solutions=[], complete=True, **common)
     return Result(UNKNOWN, f"lattice enumeration {interrupted} before finding a solution or completing the search", **common).note_halt(job.budget.halt_reason())
 
 
@@ -43,8 +48,8 @@ def by_algebra(job: Job) -> Result | None:
         return done(INFEASIBLE, f"no integer solution: {reduction.lattice_reason}", certificate={"lattice_reason": reduction.lattice_reason})
     if reduction.kernel_dimension == 0:
         z = [int(v) for v in reduction.z0]
-        support = [i for i, v in enumerate(z) if v == 1]
-        if all(v in (0, 1) for v in z) and system.is_solution(support):
-            return done(FEASIBLE, "rank M = n: the unique solution is a 0/1 vector", [support])
-        return done(INFEASIBLE, "rank M = n: the unique solution is not a 0/1 vector")
+        inside = all(0 <= v <= u for v, u in zip(z, system.bounds()))
+        if inside and system.is_solution(system.solution(z)):
+            return done(FEASIBLE, "rank M = n: the unique solution lies in the box", [system.solution(z)])
+        return done(INFEASIBLE, "rank M = n: the unique solution lies outside the box")
     return None

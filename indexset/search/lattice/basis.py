@@ -1,13 +1,16 @@
 """The lattice of a 0/1 system: embedding, reduction, and the float data of its tree.
 
 Every integer solution of ``M z = t`` is ``z = z0 + K y`` (K an integer
-kernel basis, :mod:`indexset.search.reduce`), so z ∈ {0,1}^n exactly when the
-lattice vector ``2K y`` lies within the box ``[−1, 1]^n`` of the target
-``c = 1 − 2z0``: ``w = 2K y − c = 2z − 1`` has every coordinate ±1
-(Aardal–Hurkens–Lenstra). The basis 2K is reduced with python-flint's LLL
-and fpylll's BKZ, the target by Babai rounding. The homogeneous (Kannan)
-embedding ``[[2K, 2z0 − 1], [0, 1]]``, which puts the target inside the
-lattice, is available too (``embedding="homogeneous"``).
+kernel basis, :mod:`indexset.search.reduce`), so 0 ≤ z ≤ u exactly when
+the lattice vector ``2SK y`` lies within the box ``|w_r| ≤ h_r = s_r·u_r``
+around the target ``c = S(u − 2z0)``: ``w = 2SK y − c = S(2z − u)``
+(Aardal–Hurkens–Lenstra; S = diag(s) scales each coordinate so that the
+box is close to a cube, as solvediophant scales by the bounds' lcm). For
+0/1 unknowns s = u = 1 and every box point has ``w ∈ {±1}^n``. The basis
+2SK is reduced with python-flint's LLL and fpylll's BKZ, the target by
+Babai rounding. The homogeneous (Kannan) embedding ``[[2K, 2z0 − 1], [0,
+1]]``, which puts the target inside the lattice, is available for 0/1
+unknowns too (``embedding="homogeneous"``).
 
 The float data (Gram–Schmidt, box and dual bounds) carry safety margins
 (:data:`MARGIN`), and bases whose float data could approach them are
@@ -28,7 +31,6 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.native import enumerate as native
-from indexset.native.tree import DETERMINED_SLACK
 from indexset.search import bkz
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.reduce import Reduction
@@ -104,7 +106,8 @@ class Lattice:
     """Integer basis and the float pruning data of the enumeration.
 
     A leaf x is the vector ``w = basis·x + offset``; it answers the system
-    when every coordinate of w is ±1.
+    when every coordinate lies in the box, ``|w_r| ≤ half[r]`` (±1 for 0/1
+    unknowns).
 
     Attributes
     ----------
@@ -116,7 +119,11 @@ class Lattice:
         Number of 0/1 unknowns.
     symmetric : bool
         Homogeneous embedding (N = n + 1): x and −x give the same z, and
-        ``z = (s·w[:n] + 1)/2`` with ``s = w[n]``; else ``z = (w + 1)/2``.
+        ``z = (s·w[:n] + 1)/2`` with ``s = w[n]``; else ``z = (w/scale + upper)/2``.
+    scale, upper : ndarray of object, shape (N,)
+        The scale s_r and the bound u_r of each coordinate (ones for 0/1).
+    half : ndarray of object, shape (N,)
+        The box half-widths ``h_r = s_r·u_r``.
     data : FloatData or None
         The kernel's inputs (None when D = 0 or the numerics were refused).
     exact : bool
@@ -132,12 +139,15 @@ class Lattice:
         each is a seeded function of the basis, so none is taken twice.
     """
 
-    def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool) -> None:
+    def __init__(self, basis: np.ndarray, offset: np.ndarray, n: int, symmetric: bool, scale=None, upper=None) -> None:
         self.basis = basis
         self.offset = offset
         self.n = n
         self.symmetric = symmetric
         self.N, self.D = basis.shape
+        self.scale = np.ones(self.N, dtype=object) if scale is None else np.asarray(scale, dtype=object)
+        self.upper = np.ones(self.N, dtype=object) if upper is None else np.asarray(upper, dtype=object)
+        self.half = self.scale * self.upper
         self.problem = None
         self.infeasible = False
         self.data: FloatData | None = None
@@ -172,9 +182,9 @@ class Lattice:
         if margins is not None:
             if self._bstar32 is None:
                 self._bstar32 = data.bstar.astype(np.float32)
-            relative, absolute = margins
+            relative, absolute, entry = margins
             bstar, tol, tol_abs, weight = self._bstar32, MARGIN + relative, absolute, weight.astype(np.float32)
-            chalf = chalf + absolute * np.abs(data.cinv)  # cut 3 reads W too
+            chalf = chalf + entry * np.abs(data.cinv)  # cut 3 reads W too
         return native.Tree(data.muT, data.rr, bstar, data.cinv, chalf, data.hold, data.ylo, data.yhi, bound2, data.cperp2, tol, tol_abs,
                            self.symmetric, coord, data.basis, data.offset, self.exact, data.det_start, weight, data.det_limit, data.half,
                            count_only and self.exact)
@@ -211,12 +221,14 @@ class Lattice:
         walks exactly the same tree (no recomputation with another BLAS).
         """
         data = None if self.data is None else asdict(self.data)
-        return {"basis": self.basis, "offset": self.offset, "n": int(self.n), "symmetric": bool(self.symmetric), "exact": bool(self.exact), "data": data}
+        return {"basis": self.basis, "offset": self.offset, "n": int(self.n), "symmetric": bool(self.symmetric), "exact": bool(self.exact), "data": data,
+                "scale": self.scale, "upper": self.upper}
 
     @classmethod
     def from_payload(cls, payload: dict) -> Lattice:
         """The lattice :meth:`payload` describes (its search data, ready to enumerate)."""
-        lattice = cls(np.asarray(payload["basis"], dtype=object), np.asarray(payload["offset"], dtype=object), int(payload["n"]), bool(payload["symmetric"]))
+        lattice = cls(np.asarray(payload["basis"], dtype=object), np.asarray(payload["offset"], dtype=object), int(payload["n"]), bool(payload["symmetric"]),
+                      payload["scale"], payload["upper"])
         lattice.data = None if payload["data"] is None else FloatData(**payload["data"])
         lattice.exact = bool(payload["exact"])
         return lattice
@@ -229,8 +241,8 @@ MAX_SINGLE_ERROR = 0.05
 """Largest bound on the ℓ1 error of a float32 W for which a walk keeps W in float32."""
 
 
-def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float] | None:
-    """The margins ``(relative, absolute)`` that cover a float32 W, or None when W stays in float64.
+def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float, float] | None:
+    """The margins ``(relative, absolute, entry)`` that cover a float32 W, or None when W stays in float64.
 
     MATH.md §6.1 ("W in single precision"): along any path of the walk,
     every W_i in float32 is within ``E`` of its float64 value in ℓ1 norm,
@@ -239,10 +251,11 @@ def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float
 
     u = 2⁻²⁴, ρ² the largest squared norm a node's W can have (``bound2``
     plus ‖c⊥‖²), and a float32 sum of N terms in any order is within
-    (N − 1)·u/(1 − (N − 1)·u) of the sum, relative. Only for exact
-    lattices (their leaves are tested with integers, not with W) and
-    when E ≤ ``MAX_SINGLE_ERROR`` (the determined-coordinates cut reads W
-    to within 1/2).
+    (N − 1)·u/(1 − (N − 1)·u) of the sum, relative. ``entry`` bounds one
+    entry of W (E), ``absolute`` the weighted ℓ1 norm of cut 4 (E times the
+    largest box half-width). Only for exact lattices (their leaves are
+    tested with integers, not with W) and when E ≤ ``MAX_SINGLE_ERROR``
+    (the determined-coordinates cut reads W to within 1/2).
     """
     data = lattice.data
     N = lattice.N
@@ -255,11 +268,12 @@ def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float
     if error > MAX_SINGLE_ERROR:
         return None
     summation = (N - 1) * u / (1 - (N - 1) * u)
-    return 1.01 * summation, 1.01 * error
+    widest = float(max(int(h) for h in lattice.half))
+    return 1.01 * summation, 1.01 * error * widest, 1.01 * error
 
 
 def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cvp", shuffle=None, budget: Budget | None = None,
-                  tuning: LatticeTuning = DEFAULT) -> Lattice:
+                  tuning: LatticeTuning = DEFAULT, upper=None) -> Lattice:
     """Embed, reduce and prepare the pruning data for ``reduction``'s lattice.
 
     Parameters
@@ -269,8 +283,9 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     bkz_block : int
         fpylll BKZ block size after LLL (0: LLL only).
     embedding : {"cvp", "homogeneous"}
-        The kernel lattice 2K with the target ``1 − 2z0`` outside, or the
-        (n + 1)-dimensional Kannan embedding with the target inside.
+        The kernel lattice 2SK with the target ``S(u − 2z0)`` outside, or
+        (0/1 unknowns only) the (n + 1)-dimensional Kannan embedding with the
+        target inside.
     shuffle : numpy.random.Generator, optional
         Permute the input vectors before reduction (another reduced basis
         of the same lattice: a candidate basis).
@@ -278,17 +293,21 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
         Bounds the BKZ pass (a basis reduced less is still a basis: only speed changes).
     tuning : LatticeTuning
         Its ``bkz_loops`` bounds the BKZ tours.
+    upper : array_like of int, optional
+        The bounds u_j of bounded integer unknowns (None: 0/1).
     """
     n = reduction.n
-    if embedding == "homogeneous":
+    if embedding == "homogeneous" and upper is None:
         rows = _reduce_rows(_permuted(_embedding_rows(reduction), shuffle), bkz_block, budget, tuning)
         lattice = Lattice(_columns(rows), np.zeros(n + 1, dtype=object), n, True)
-    elif embedding == "cvp":
+    elif embedding in ("cvp", "homogeneous"):
+        bounds = [1] * n if upper is None else [int(u) for u in upper]
+        scale = box_scales(bounds)
         K = reduction.kernel
-        rows = flint.fmpz_mat([[2 * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])])
+        rows = flint.fmpz_mat([[2 * scale[i] * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])])
         basis = _columns(_reduce_rows(_permuted(rows, shuffle), bkz_block, budget, tuning))
-        target = _babai(basis, np.array([1 - 2 * int(v) for v in reduction.z0], dtype=object))
-        lattice = Lattice(basis, -target, n, False)
+        target = _babai(basis, np.array([scale[i] * (bounds[i] - 2 * int(v)) for i, v in enumerate(reduction.z0)], dtype=object))
+        lattice = Lattice(basis, -target, n, False, scale, bounds)
     else:
         raise ValueError(f"unknown embedding {embedding!r}")
     lattice.bkz_block = bkz_block
@@ -301,8 +320,31 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
     return lattice
 
 
+def box_scales(bounds: list[int]) -> list[int]:
+    """The scales s_j that make the box ``|w_j| ≤ s_j·u_j`` close to a cube.
+
+    The lcm L of the positive bounds when it is at most ``CUBE_LCM`` times
+    the largest (s_j = L/u_j: an exact cube, as solvediophant scales), else
+    s_j = round(U/u_j) with U the largest bound (within a factor 1.5 of
+    U); 1 for a bound of 0. Any positive scales give the same box points:
+    they only shape the lattice its reduction sees.
+    """
+    positive = [u for u in bounds if u > 0]
+    if not positive:
+        return [1] * len(bounds)
+    largest = max(positive)
+    lcm = math.lcm(*positive)
+    if lcm <= CUBE_LCM * largest:
+        return [lcm // u if u else 1 for u in bounds]
+    return [max(1, (2 * largest + u) // (2 * u)) if u else 1 for u in bounds]
+
+
+CUBE_LCM = 64
+"""The bounds' lcm may exceed the largest bound by this factor for an exact cube (see :func:`box_scales`)."""
+
+
 def decode(lattice: Lattice, x: np.ndarray, system: System) -> list[int] | None:
-    """Exact vector ``B x + offset``; the support of its z if it is a solution, else None.
+    """Exact vector ``B x + offset``; the solution of the system it encodes (support or values), else None.
 
     In int64 when the lattice is ``exact`` and x lies within its dual
     bounds (every leaf of a walk does): ``_float_data`` proved that no sum
@@ -314,11 +356,20 @@ def decode(lattice: Lattice, x: np.ndarray, system: System) -> list[int] | None:
     else:
         coeffs = [int(v) for v in x]
         vector = [sum(int(lattice.basis[r, j]) * coeffs[j] for j in range(lattice.D)) + int(lattice.offset[r]) for r in range(lattice.N)]
-    if any(v not in (1, -1) for v in vector):
-        return None
-    s = vector[-1] if lattice.symmetric else 1
-    support = [i for i in range(lattice.n) if s * vector[i] == 1]
-    return support if system.is_solution(support) else None
+    if lattice.symmetric:
+        if any(v not in (1, -1) for v in vector):
+            return None
+        s = vector[-1]
+        values = [int(s * vector[i] == 1) for i in range(lattice.n)]
+    else:
+        values = []
+        for v, scale, bound in zip(vector, lattice.scale, lattice.upper):
+            doubled, rest = divmod(v + int(scale) * int(bound), int(scale))  # w = s·(2z − u)
+            if rest or doubled % 2 or not 0 <= doubled <= 2 * int(bound):
+                return None
+            values.append(doubled // 2)
+    solution = system.solution(values)
+    return solution if system.is_solution(solution) else None
 
 
 def _permuted(rows: flint.fmpz_mat, rng) -> flint.fmpz_mat:
@@ -378,16 +429,17 @@ def _float_data(lattice: Lattice) -> None:
     if lattice.problem:
         return
     c = -lattice.offset.astype(np.float64)  # the target
+    half = lattice.half.astype(np.float64)  # the box |w_r| ≤ h_r
     inside = Q.T @ c
     outside = c - Q @ inside
     bstar = (Q * diag).T.copy()
     rr = diag**2
     mu = (R / diag[:, None]).T.copy()  # mu[l, j] = R[j, l] / R[j, j]
-    ylo, yhi = _dual_bounds(Q, R, c)
+    ylo, yhi = _dual_bounds(Q, R, c, half)
     tiny = np.abs(bstar) <= 1e-12
     safe = np.where(tiny, 1.0, bstar)
     cperp2 = float(outside @ outside)
-    radius2 = max(float(N) - cperp2, 0.0) * (1 + 1e-9) + MARGIN
+    radius2 = max(float(half @ half) - cperp2, 0.0) * (1 + 1e-9) + MARGIN
     bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
     widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
     lattice.exact = widest * max(bound, 1) < 2**62
@@ -396,22 +448,23 @@ def _float_data(lattice: Lattice) -> None:
     # The kernel's column order: the coordinates by the level that determines them, so that those
     # W_i still changes in are a prefix (MATH.md §6.1, cut 6), then the padding.
     columns = np.concatenate([order, np.arange(N, N + extra)])
+    unit = bool((half == 1.0).all())
     lattice.data = FloatData(
         muT=mu.T.copy(), rr=rr, tgt=inside / diag, ylo=ylo, yhi=yhi,
-        hold=np.abs(bstar).sum(axis=1) / rr * (1 + 1e-9) + MARGIN,
+        hold=(np.abs(bstar) @ half) / rr * (1 + 1e-9) + MARGIN,
         # Zero columns of b* and 1/b*, ∞ half-widths and zeros of −c⊥ change no bound.
         bstar=_kernel_columns(bstar, extra, 0.0, columns),
         cinv=_kernel_columns(np.where(tiny, 0.0, 1.0 / safe), extra, 0.0, columns),
-        chalf=_kernel_columns(np.where(tiny, np.inf, _box_bounds(Q) / np.abs(safe)), extra, np.inf, columns),
+        chalf=_kernel_columns(np.where(tiny, np.inf, _box_bounds(Q, half) / np.abs(safe)), extra, np.inf, columns),
         top=np.concatenate([-outside, np.zeros(extra)])[columns],
         det_start=start,
         cperp2=cperp2, radius2=radius2,
         bound2=np.full(D, radius2),  # the complete search: the radius at every level
         basis=basis.astype(np.int64) if lattice.exact else np.zeros((N, D), dtype=np.int64),
         offset=lattice.offset.astype(np.int64) if lattice.exact else np.zeros(N, dtype=np.int64),
-        weight=np.zeros(0),  # the 0/1 box: every h_r = 1
-        det_limit=np.concatenate([np.ones(N), np.ones(extra)])[columns] + DETERMINED_SLACK,
-        half=np.ones(N, dtype=np.int64),
+        weight=np.zeros(0) if unit else np.concatenate([half, np.zeros(extra)])[columns],  # empty: the 0/1 box, every h_r = 1
+        det_limit=np.concatenate([half, np.ones(extra)])[columns] + native.DETERMINED_SLACK,
+        half=np.array([min(int(h), 2**62) for h in lattice.half], dtype=np.int64),  # an inexact lattice never reads it
     )
 
 
@@ -434,26 +487,29 @@ def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.
     # them near 1e-12, far inside MARGIN, at every level of the tree.
     if diag.min() <= 0 or diag.max() / diag.min() > MAX_GS_RATIO:
         return "the reduced basis is too ill-conditioned for safe float pruning"
-    error = np.abs(Q @ R - B).max() + np.abs(Q.T @ Q - np.eye(Q.shape[1])).max() * np.abs(B).max()
-    if error > 1e-9:
+    largest = np.abs(B).max()
+    error = np.abs(Q @ R - B).max() + np.abs(Q.T @ Q - np.eye(Q.shape[1])).max() * largest
+    # Absolute on small entries; relative (1e-13 of the largest) on the scaled bases of wide
+    # boxes, whose margins are relative (1e-9) and whose cut 6 reads W to within 1/2.
+    if error > max(1e-9, 1e-13 * largest):
         return f"Gram–Schmidt reconstruction error {error:.2e} is too large for safe float pruning"
     return None
 
 
-def _box_bounds(Q: np.ndarray) -> np.ndarray:
-    """``lbox[i, r] = ‖P_i e_r‖₁`` (P_i: projection orthogonal to b_0 … b_{i−1}), with margin."""
+def _box_bounds(Q: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """``lbox[i, r] = Σ_s h_s·|P_i[s, r]|`` ≥ ``|⟨w, P_i e_r⟩|`` (P_i: projection orthogonal to b_0 … b_{i−1}), with margin."""
     N, D = Q.shape
     P = np.eye(N)
     lbox = np.empty((D, N))
     for i in range(D):
-        lbox[i] = np.abs(P).sum(axis=1)
+        lbox[i] = half @ np.abs(P)
         P -= np.outer(Q[:, i], Q[:, i])
-    lbox[0] = 1.0  # P_0 = I exactly
+    lbox[0] = half  # P_0 = I exactly
     return lbox * (1 + 1e-9) + MARGIN
 
 
-def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ ‖d_j‖₁``.
+def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x_j = ⟨d_j, w + c⟩`` with w in the box: ``|x_j − ⟨d_j, c⟩| ≤ Σ_r h_r·|d_j[r]|``.
 
     The dual basis ``D = B (BᵀB)⁻¹ = Q R⁻ᵀ`` comes from the triangular factor
     (no normal equations, whose condition is squared).
@@ -462,7 +518,7 @@ def _dual_bounds(Q: np.ndarray, R: np.ndarray, c: np.ndarray) -> tuple[np.ndarra
     # it is: this is a triangular solve (SciPy's would cost its import).
     dual = Q @ np.linalg.solve(R, np.eye(R.shape[0])).T
     centre = dual.T @ c
-    radius = np.abs(dual).sum(axis=0) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
+    radius = (half @ np.abs(dual)) * (1 + 1e-9) + 1e-6 * (1 + np.abs(centre))
     return np.ceil(centre - radius).astype(np.int64), np.floor(centre + radius).astype(np.int64)
 
 
@@ -471,8 +527,9 @@ def _fix_rigid_levels(lattice: Lattice) -> Lattice:
 
     Huge coefficients give a lattice with a few enormous basis vectors (LLL
     puts them last) whose float data is not trustworthy. A level j with
-    ``‖b*_j‖² > 4N`` admits at most one coefficient (the interval has width
-    ``2√(N/‖b*_j‖²) < 1``), so exact rational Gram–Schmidt fixes those
+    ``‖b*_j‖² > 4R²`` (R² = Σ h_r², every box point's squared norm at most)
+    admits at most one coefficient (the interval has width
+    ``2√(R²/‖b*_j‖²) < 1``), so exact rational Gram–Schmidt fixes those
     levels along a single path; what remains is the small sublattice
     b_0 … b_{p−1} with a shifted target, or an exact proof that no box point
     exists (``lattice.infeasible``).
@@ -481,18 +538,19 @@ def _fix_rigid_levels(lattice: Lattice) -> Lattice:
     c = [-int(v) for v in lattice.offset]
     mu, r, tgt, cperp2 = _exact_gram_schmidt(basis, c)
     p = D
-    while p > 0 and r[p - 1] > 4 * N:
+    radius2 = sum(int(h) ** 2 for h in lattice.half)  # every box point has ‖w‖² ≤ Σ h_r²
+    while p > 0 and r[p - 1] > 4 * radius2:
         p -= 1
     if p == D:
         return lattice  # nothing rigid: the float problem stands
-    rem = N - cperp2
+    rem = radius2 - cperp2
     x = [0] * D
     for j in range(D - 1, p - 1, -1):
         centre = tgt[j] - sum((mu[k][j] * x[k] for k in range(j + 1, D)), flint.fmpq(0))
         low = int(centre.floor())
         fits = [v for v in (low, low + 1) if (v - centre) ** 2 * r[j] <= rem]
         if rem < 0 or not fits:
-            rigid = Lattice(basis[:, :0], lattice.offset, lattice.n, False)
+            rigid = Lattice(basis[:, :0], lattice.offset, lattice.n, False, lattice.scale, lattice.upper)
             rigid.infeasible, rigid.bkz_block = True, lattice.bkz_block
             return rigid
         x[j] = fits[0]
@@ -500,7 +558,7 @@ def _fix_rigid_levels(lattice: Lattice) -> Lattice:
     shifted = np.array([c[i] - sum(int(basis[i, j]) * x[j] for j in range(p, D)) for i in range(N)], dtype=object)
     short = basis[:, :p]
     target = _babai(short, shifted) if p else shifted
-    smaller = Lattice(short, -target, lattice.n, False)
+    smaller = Lattice(short, -target, lattice.n, False, lattice.scale, lattice.upper)
     smaller.bkz_block = lattice.bkz_block
     _float_data(smaller)
     return smaller

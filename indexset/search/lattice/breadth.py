@@ -2,7 +2,8 @@
 
 The tree is that of :func:`indexset.native.enumerate.enumerate_box`: the
 same :class:`~indexset.native.tree.Tree`, and every node asks the questions
-of :mod:`indexset.native.tree` (their Python source, on arrays of nodes).
+the kernels of :mod:`indexset.native.enumerate` define (their Python
+source, on arrays of nodes).
 It is walked a level at a time over a frontier of up to ``chunk`` nodes: a
 wider level is cut into chunks, each walked to the leaves before the next
 (depth first across chunks), so a first solution can end a walk before
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexset.budget import Budget
-from indexset.native import tree as node
+from indexset.native import enumerate as node
 
 
 def walk_breadth_first(tree, start, max_nodes: int, budget: Budget | None = None, until=None, chunk: int = 1024) -> tuple[np.ndarray | None, int]:

@@ -46,7 +46,7 @@ from indexset.trace import Trace
 
 def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0,
            stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None,
-           tuning: LatticeTuning = DEFAULT) -> Result:
+           tuning: LatticeTuning = DEFAULT, count_only: bool = False) -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
     Parameters
@@ -90,6 +90,9 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         NumPy walk answers before the kernel's search.
     tuning : LatticeTuning
         The engine's tunables (speed only, never the answer).
+    count_only : bool
+        With ``find_all``: count every solution, listing only the first few
+        (the kernel counts the others itself).
 
     Returns
     -------
@@ -101,10 +104,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     if system.slack is not None:
         return answers.unknown(Job(system, None, budget=budget), "the lattice engine decides exact equations only; tolerance systems (slack) are left to the CP-SAT engine")
     if reduction is None or (reduction.span_feasible and reduction.integer_feasible is None):
-        reduction = reduce_system(system.M, system.t)  # none given, or one without its lattice
+        reduction = reduce_system(system.M, system.t, upper=system.upper)  # none given, or one without its lattice
     if bkz_block is None:
         bkz_block = tuning.bkz_block if reduction.kernel_dimension >= tuning.bkz_from else 0
-    job = Job(system, reduction, find_all, seed, budget, tuning, bkz_block, embedding, progress)
+    job = Job(system, reduction, find_all, seed, budget, tuning, bkz_block, embedding, progress, count_only and find_all)
     decided = answers.by_algebra(job)
     if decided is not None:
         return decided
@@ -174,11 +177,11 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
             trace.note(nodes=trace.get("pruned")["nodes"])
             return answers.walked(job, found, False, None, trace.record)
     if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(choice.predicted_seconds(job), budget.remaining()):
-        outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning)
+        outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning, job.count_only)
         if outcome is not None:
             solutions, complete, interrupted, facts = outcome
             trace.merge(facts)
-            return answers.walked(job, solutions, complete, interrupted, trace.record)
+            return answers.walked(job, solutions, complete, interrupted, trace.record, facts.get("count") if job.count_only else None)
         trace.note(cluster=cluster.problem or "not started (stopped first)")
     if plan is not None:
         workers = plan(choice.predicted_seconds(job))
@@ -280,7 +283,7 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, waiting:
 def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
     """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough)."""
     lattice = choice.lattice
-    run = Run(job.system, lattice, job.find_all, job.budget, job.tuning)
+    run = Run(job.system, lattice, job.find_all, job.budget, job.tuning, count_only=job.count_only)
     run.estimate = trace.get("estimated_nodes")
     start = job.budget.start
     with trace.stage("enumerate"):
@@ -292,14 +295,14 @@ def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
     if run.split_level is not None:
         trace.note(split_level=run.split_level, subtrees=run.subtrees)
     solutions = sorted(run.solutions) if run.workers > 1 else run.solutions
-    return answers.walked(job, solutions, complete and run.interrupted is None, run.interrupted, trace.record)
+    return answers.walked(job, solutions, complete and run.interrupted is None, run.interrupted, trace.record, run.count())
 
 
 class LatticeEngine:
     """The lattice enumeration engine as an :class:`indexset.search.engines.Engine`."""
 
     name = NAME
-    options = ("bkz_block", "embedding", "workers", "cluster", "plan", "tuning")
+    options = ("bkz_block", "embedding", "workers", "cluster", "plan", "tuning", "count_only")
 
     def search(self, system, reduction=None, **options) -> Result:
         """See :func:`search`."""

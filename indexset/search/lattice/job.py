@@ -39,6 +39,8 @@ class Job:
     embedding : {"cvp", "homogeneous"}
     progress : callable, optional
         Called about once a second with a dict of counters.
+    count_only : bool
+        With ``find_all``: count every solution, keep the first (the kernel counts them itself).
     """
 
     system: System
@@ -50,11 +52,12 @@ class Job:
     bkz_block: int = 0
     embedding: str = "cvp"
     progress: Callable | None = None
+    count_only: bool = False
 
     def build(self, bkz_block: int | None = None, shuffle=None) -> Lattice:
         """A reduced basis of the job's lattice (BKZ block ``bkz_block``, default the job's; input order from ``shuffle``)."""
         block = self.bkz_block if bkz_block is None else bkz_block
-        return build_lattice(self.reduction, block, self.embedding, shuffle, self.budget, self.tuning)
+        return build_lattice(self.reduction, block, self.embedding, shuffle, self.budget, self.tuning, self.system.upper)
 
     def node_seconds(self, nodes: float) -> float:
         """Predicted seconds of a walk of ``nodes`` nodes on one core (the cost model)."""

@@ -51,13 +51,20 @@ class Run:
     limit : int, optional
         A discrepancy limit (the walk is then incomplete, see
         :func:`indexset.native.enumerate.enumerate_box`); default none.
+    count_only : bool
+        With ``find_all``: the kernel counts the solutions of an exact
+        lattice itself (its leaf test is exact integer arithmetic, and
+        every lattice point in the box is a solution, MATH.md §6.1), and
+        only each walk's first is kept in ``solutions``; :meth:`count` is
+        their number.
     """
 
     def __init__(self, system: System, lattice: Lattice, find_all: bool, budget: Budget, tuning: LatticeTuning = DEFAULT,
-                 coord_mask=None, bound2=None, limit: int | None = None) -> None:
+                 coord_mask=None, bound2=None, limit: int | None = None, count_only: bool = False) -> None:
         self.system, self.lattice, self.find_all = system, lattice, find_all
         self.budget, self.tuning = budget, tuning
         self.solutions, self.seen = [], set()
+        self.counted = 0  # solutions the kernel counted without stopping (count_only)
         self.nodes = 0
         self.interrupted = None
         self.lock = threading.Lock()
@@ -71,8 +78,12 @@ class Run:
         coord = np.zeros((3, lattice.D), dtype=np.int64)
         coord[0] = 1 if coord_mask is None else 2 * (np.asarray(coord_mask) > 0)  # a fixed mask is settled
         self.adapted = coord_mask is not None
-        self.tree = lattice.tree(bound2, coord, tuning.single_precision)
+        self.tree = lattice.tree(bound2, coord, tuning.single_precision, count_only=find_all and count_only)
         self.limit = limit
+
+    def count(self) -> int:
+        """Solutions found so far: those counted by the kernel and those recorded."""
+        return self.counted + len(self.solutions)
 
     def new_walk(self) -> native.Walk:
         """A fresh walk of the run's tree (in its precision)."""
@@ -91,16 +102,17 @@ class Run:
         """Run the kernel on ``walk`` until DONE (True) or a halt (False)."""
         budget = 1 << 12
         istate = walk.istate
-        counted = int(istate[native.NODES])
+        counted, solved = int(istate[native.NODES]), int(istate[native.SOLUTIONS])
         while not self.halted():
             t0 = time.perf_counter()
             status = native.enumerate_box(self.tree, walk, floor, split, budget, self.limit)
             budget = _next_budget(budget, time.perf_counter() - t0, self.tuning.chunk_seconds)
             with self.lock:
                 self.nodes += int(istate[native.NODES]) - counted
+                self.counted += int(istate[native.SOLUTIONS]) - solved
                 if not self.adapted and self.nodes >= self.tuning.coord_sample:
                     self.adapt()
-            counted = int(istate[native.NODES])
+            counted, solved = int(istate[native.NODES]), int(istate[native.SOLUTIONS])
             if status == native.FOUND:
                 self._record(walk.x)
             elif status == native.PREFIX:
@@ -137,7 +149,7 @@ class Run:
         now = time.perf_counter()
         if progress is not None and now - self.last_report >= 1.0:
             self.last_report = now
-            counters = {"engine": NAME, "nodes": self.nodes, "solutions": len(self.solutions), "elapsed_s": round(now - start, 3)}
+            counters = {"engine": NAME, "nodes": self.nodes, "solutions": self.count(), "elapsed_s": round(now - start, 3)}
             if self.estimate:
                 counters["estimated_nodes"] = self.estimate
             progress(counters)
@@ -247,7 +259,7 @@ def coordinate_mask(system: System, lattice: Lattice, tuning: LatticeTuning = DE
 
 
 def search_subtree(system: System, lattice: Lattice, prefix, level: int, *, find_all: bool = False, budget: Budget | None = None,
-                   coord_mask=None, tuning: LatticeTuning = DEFAULT) -> dict:
+                   coord_mask=None, tuning: LatticeTuning = DEFAULT, count_only: bool = False) -> dict:
     """Walk the subtree below ``x[level:] = prefix`` (a prefix from :func:`split_tree`).
 
     ``coord_mask`` (from :func:`coordinate_mask`) fixes where the
@@ -256,14 +268,15 @@ def search_subtree(system: System, lattice: Lattice, prefix, level: int, *, find
     Returns
     -------
     dict
-        ``solutions`` (supports, checked exactly, in enumeration order),
+        ``solutions`` (checked exactly, in enumeration order; with
+        ``count_only`` the first only), ``count`` (every solution found),
         ``nodes``, ``complete`` (the subtree was exhausted) and
         ``interrupted`` (the budget's halt reason, or None; a first-solution
         search that found one is neither complete nor interrupted).
     """
-    run = Run(system, lattice, find_all, budget or Budget(), tuning, coord_mask)
+    run = Run(system, lattice, find_all, budget or Budget(), tuning, coord_mask, count_only=count_only)
     done = _walk_below(run, np.asarray(prefix, dtype=np.int64), int(level))
-    return {"solutions": run.solutions, "nodes": run.nodes, "complete": bool(done and run.interrupted is None), "interrupted": run.interrupted}
+    return {"solutions": run.solutions, "count": run.count(), "nodes": run.nodes, "complete": bool(done and run.interrupted is None), "interrupted": run.interrupted}
 
 
 def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray | None = None) -> float:
