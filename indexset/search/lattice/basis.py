@@ -237,8 +237,9 @@ class Lattice:
 SINGLE_ROUNDOFF = 2.0**-24
 """Unit roundoff of float32."""
 
-MAX_SINGLE_ERROR = 0.05
-"""Largest bound on the ℓ1 error of a float32 W for which a walk keeps W in float32."""
+MAX_SINGLE_ERROR = 0.2
+"""Largest bound E on the error of a float32 W for which a walk keeps W in float32: cut 6
+reads each entry within E plus one step's rounding, and stays sound below 1/2 (MATH.md §6.1)."""
 
 
 def single_precision(lattice: Lattice, bound2: np.ndarray) -> tuple[float, float, float] | None:

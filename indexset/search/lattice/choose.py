@@ -222,5 +222,5 @@ def _estimate(job: Job, lattice: Lattice, probes: int | None = None) -> int:
     """Knuth's estimate of the tree size of a searchable lattice (``estimate_probes`` descents unless ``probes``, seeded by the job)."""
     key = (probes or job.tuning.estimate_probes, job.seed)
     if key not in lattice.estimates:
-        lattice.estimates[key] = int(estimate_nodes(lattice, key[0], job.seed))
+        lattice.estimates[key] = int(estimate_nodes(lattice, key[0], job.seed, tuning=job.tuning))
     return lattice.estimates[key]

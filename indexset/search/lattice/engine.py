@@ -15,7 +15,9 @@
    extreme-pruning trials) look for one in a few per cent of the
    predicted time (:mod:`.pruned`). Passes prove nothing.
 6. The whole tree is walked by the kernel: in this thread, shared by
-   several, or as Dask tasks on a cluster the caller hands in (:mod:`.walk`).
+   several, or as Dask tasks on a cluster the caller hands in (:mod:`.walk`);
+   a shared walk far past its prediction may restart once on a stronger
+   basis (:mod:`.rung`).
 
 Each leaf is checked with exact integers and every reported z is checked
 against ``M z = t`` with Python ints, so floating point can only ever
@@ -36,6 +38,7 @@ from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.pruned import Trials, discrepancy_passes, passes_seconds, pruned_passes
+from indexset.search.lattice.rung import RESTART, Rung
 from indexset.search.lattice.small import SmallTrees, numpy_walks_pay, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.lattice.walk import NAME, Run, kernels_loaded, kernels_loading, walk_shared, walk_whole
@@ -281,17 +284,33 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, waiting:
 
 
 def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
-    """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough)."""
+    """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough).
+
+    A shared walk that runs far past its prediction may restart once on a
+    stronger basis (:mod:`.rung`).
+    """
     lattice = choice.lattice
     run = Run(job.system, lattice, job.find_all, job.budget, job.tuning, count_only=job.count_only)
     run.estimate = trace.get("estimated_nodes")
     start = job.budget.start
+    shared = workers > 1 and job.tuning.split_from < lattice.D
+    rung = Rung(job, choice, workers) if shared and "rung" not in trace.record else None
     with trace.stage("enumerate"):
-        if workers > 1 and job.tuning.split_from < lattice.D:
-            complete = walk_shared(run, workers, job.progress, start)
-        else:
-            complete = walk_whole(run, lambda: run.report(job.progress, start))
+        try:
+            if shared:
+                complete = walk_shared(run, workers, job.progress, start, rung.watch(run, time.perf_counter()) if rung else None)
+            else:
+                complete = walk_whole(run, lambda: run.report(job.progress, start))
+        finally:
+            if rung is not None:
+                rung.join()
         trace.note(nodes=run.nodes, workers=run.workers or max(1, workers), coord_levels_off=run.coord_levels_off())
+    if rung is not None and rung.facts:
+        trace.note(rung=dict(rung.facts, restarted=rung.better is not None, nodes_before=run.nodes))
+    if rung is not None and rung.better is not None and run.interrupted == RESTART:
+        stronger = rung.choice()
+        trace.note(bkz_block=stronger.lattice.bkz_block, estimated_nodes=stronger.facts.get("estimated_nodes"))
+        return _enumerate(job, stronger, trace, workers)
     if run.split_level is not None:
         trace.note(split_level=run.split_level, subtrees=run.subtrees)
     solutions = sorted(run.solutions) if run.workers > 1 else run.solutions

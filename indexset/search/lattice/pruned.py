@@ -185,7 +185,7 @@ def _short_linear_jobs(job: Job, jobs: list, seconds: float) -> list:
 
 def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
     """Predicted seconds of one walk of ``lattice`` under ``bound2`` (a quick estimate: ``walk_probes`` descents)."""
-    return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2))
+    return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2, job.tuning))
 
 
 def _pop_live(queue: collections.deque) -> _Pass | None:

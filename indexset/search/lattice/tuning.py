@@ -62,6 +62,12 @@ class LatticeTuning:
     max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
     pruner_seconds: float = 60.0  # most seconds of the child process that runs fpylll's Pruner.
+    # A stronger basis beside a complete walk that outruns its prediction (speed only: either walk decides the same).
+    rung_block: int = 40  # the BKZ block of that basis (the default input order).
+    rung_after: float = 2.0  # it is reduced once a shared walk has taken this many times its predicted time ...
+    rung_min_seconds: float = 1.0  # ... and at least this many seconds, when it has finished fewer than ...
+    rung_progress: float = 0.25  # ... this share of its subtrees;
+    rung_gain: float = 2.0  # the walk restarts on it when its profile score is this much higher (a tree predicted e² times smaller).
     # The kernel's walk.
     single_precision: bool = True  # W in float32 where its error bound allows (exact leaf tests; margins that cover it, MATH.md §6.1).
     chunk_seconds: float = 0.05  # target wall time of one kernel call between time-limit, stop and progress checks.

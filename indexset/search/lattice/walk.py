@@ -71,6 +71,7 @@ class Run:
         self.last_report = time.perf_counter()
         self.split_level = None
         self.subtrees = 0
+        self.subtrees_done = 0
         self.estimate = None
         self.workers = 0  # threads that walked the tree (0: the calling thread alone)
         if coord_mask is None and tuning.coord_min_gain > 1.0:
@@ -160,8 +161,8 @@ def walk_whole(run: Run, progress=None) -> bool:
     return run.drive(run.new_walk(), run.lattice.D, -1, progress=progress)
 
 
-def walk_shared(run: Run, workers: int, progress, start: float) -> bool:
-    """Hand subtrees of one split level to worker threads (the kernel releases the GIL)."""
+def walk_shared(run: Run, workers: int, progress, start: float, watch=None) -> bool:
+    """Hand subtrees of one split level to worker threads (the kernel releases the GIL); ``watch()`` is called now and then while they walk."""
     prefixes, level = _split(run, run.tuning.subtrees_per_worker * workers)
     if prefixes is None:
         return False  # halted while splitting
@@ -179,6 +180,7 @@ def walk_shared(run: Run, workers: int, progress, start: float) -> bool:
                 if not _walk_below(run, prefix, level):
                     return
                 finished.append(prefix)
+                run.subtrees_done = len(finished)
         except BaseException as exc:  # surfaced in the calling thread
             failures.append(exc)
             run.interrupted = FAILED
@@ -191,6 +193,8 @@ def walk_shared(run: Run, workers: int, progress, start: float) -> bool:
     while alive:
         alive[0].join(0.2)
         run.report(progress, start)
+        if watch is not None:
+            watch()
         alive = [thread for thread in threads if thread.is_alive()]
     if failures:
         raise failures[0]
@@ -279,9 +283,17 @@ def search_subtree(system: System, lattice: Lattice, prefix, level: int, *, find
     return {"solutions": run.solutions, "count": run.count(), "nodes": run.nodes, "complete": bool(done and run.interrupted is None), "interrupted": run.interrupted}
 
 
-def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray | None = None) -> float:
-    """Knuth's random-probe estimate of the enumeration tree size (under the per-level bounds ``bound2``, if given)."""
-    return float(native.estimate_tree(lattice.tree(bound2), lattice.new_walk(), probes, seed))
+def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray | None = None, tuning: LatticeTuning = DEFAULT) -> float:
+    """Knuth's random-probe estimate of the size of the tree a :class:`Run` walks (under the per-level bounds ``bound2``, if given).
+
+    The tree is the one the kernel walks under ``tuning``: with the
+    per-coordinate bounds off from the start when no level can pay for
+    them, as :class:`Run` sets them.
+    """
+    coord = None
+    if tuning.coord_min_gain > 1.0:
+        coord = np.zeros((3, lattice.D), dtype=np.int64)
+    return float(native.estimate_tree(lattice.tree(bound2, coord), lattice.new_walk(), probes, seed))
 
 
 def kernels_loaded() -> bool:
