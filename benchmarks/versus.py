@@ -19,8 +19,10 @@ binary with ``--solvediophant PATH``. Rows come from three sources:
   the test script's setting, limited discrepancy search, its QOBLIB recipe
   ``-bkz -beta56 -tours20 -lds20`` and its two-process recipe DFS ‖ LDS).
   indexset reads a QOBLIB-form copy of the file written in the temporary
-  folder, or the file itself with ``--sd-native`` (once ``solve-system``
-  reads solvediophant's format).
+  folder, or the file itself with ``--sd-native``. ``--sd-dotests``
+  instead takes the whole list of its test script ``dotests`` (bounded
+  integers and ``% FREERHS`` files too), by count, each file read by
+  indexset itself, against the script's counts and setting.
 
 Timing: each repetition runs indexset once and every solvediophant setting
 once (and the floor program, if asked), as whole processes, the order
@@ -153,12 +155,14 @@ def read_sd(path: Path) -> dict:
         at = rest.index("BOUNDS")
         count = int(rest[at + 1])
         bounds = [int(v) for v in rest[at + 2 : at + 2 + count]]
+    selected = None
     if "SELECTEDCOLUMNS" in rest:  # a selection of every column changes nothing
         at = rest.index("SELECTEDCOLUMNS")
         count = int(rest[at + 1])
-        if count != n or any(v != "1" for v in rest[at + 2 : at + 2 + count]):
+        selected = [int(v) for v in rest[at + 2 : at + 2 + count]]
+        if count != n or any(v != 1 for v in selected):
             options.append("SELECTEDCOLUMNS")
-    return {"A": A, "b": b, "bounds": bounds, "options": options}
+    return {"A": A, "b": b, "bounds": bounds, "options": options, "selected": selected}
 
 
 def zero_one_files(folder: Path, names: list[str] | None) -> tuple[list[tuple[Path, dict]], list[str]]:
@@ -184,11 +188,13 @@ def zero_one_files(folder: Path, names: list[str] | None) -> tuple[list[tuple[Pa
 
 
 def expected_counts(folder: Path) -> dict[str, int]:
-    """The solution counts solvediophant's test script ``dotests`` (next to its Tests/ folder) expects."""
+    """The solution counts solvediophant's test script ``dotests`` (next to its Tests/ folder) expects: its list FILESQUICK, in order."""
     script = folder.parent / "dotests"
     if not script.is_file():
         return {}
-    return {name: int(count) for name, count in re.findall(r"([\w.+-]+),(\d+)\"?\s*$", script.read_text(), re.M)}
+    listed = re.search(r'^FILESQUICK="(.*?)"', script.read_text(), re.M | re.S)
+    text = listed.group(1) if listed else ""
+    return {name: int(count) for name, count in re.findall(r"([\w.+-]+),(\d+)", text)}
 
 
 def _write_sd(M, t, target: Path) -> None:
@@ -202,14 +208,35 @@ def _write_dat(A, b, target: Path) -> None:
     target.write_text("\n".join(lines) + "\n")
 
 
-def solves(M, t, z) -> bool:
-    return len(z) == len(M[0]) and all(v in (0, 1) for v in z) and all(sum(a * b for a, b in zip(row, z)) == rhs for row, rhs in zip(M, t))
+def solves(M, t, z, box: dict | None = None) -> bool:
+    """Whether z solves the system: 0/1 (or within ``box["bounds"]``), in the file's columns (``box["selected"]``),
+    and with ``box["free"]`` the last number is |λ| of A x = λ b (λ ≠ 0, either sign)."""
+    box = box or {}
+    lam = None
+    if box.get("free"):
+        z, lam = z[:-1], z[-1]  # λ = 0: whatever λ the values give
+    selected = box.get("selected")
+    if selected is not None and len(z) == len(selected) != len(M[0]):
+        if any(v for v, flag in zip(z, selected) if not flag):
+            return False
+        z = [v for v, flag in zip(z, selected) if flag]
+    bounds = box.get("bounds") or [1] * len(M[0])
+    if len(z) != len(M[0]) or any(not 0 <= v <= u for v, u in zip(z, bounds)):
+        return False
+    sums = [sum(a * v for a, v in zip(row, z)) for row in M]
+    if lam is None:
+        return sums == list(t)
+    if lam == 0:
+        r = next(r for r, rhs in enumerate(t) if rhs)
+        lam, rest = divmod(sums[r], t[r])
+        return not rest and lam != 0 and sums == [lam * rhs for rhs in t]
+    return any(sums == [sign * lam * rhs for rhs in t] for sign in (1, -1))
 
 
-def all_solve(M, t, vectors: list[list[int]]) -> bool:
-    """Every vector is a 0/1 solution (NumPy for long lists when the entries fit)."""
-    if len(vectors) < 50 or any(len(z) != len(M[0]) for z in vectors):
-        return all(solves(M, t, z) for z in vectors)
+def all_solve(M, t, vectors: list[list[int]], box: dict | None = None) -> bool:
+    """Every vector is a solution (NumPy for long lists of plain 0/1 vectors when the entries fit)."""
+    if box or len(vectors) < 50 or any(len(z) != len(M[0]) for z in vectors):
+        return all(solves(M, t, z, box) for z in vectors)
     try:
         import numpy as np
     except ImportError:
@@ -266,22 +293,56 @@ def timed(commands: list[list[str]], timeout: float, folder: Path) -> dict:
         process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # microseconds (os.times counts clock ticks)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    runs = [{"code": codes[k], "stdout": outs[k][0].read_text(errors="replace"), "stderr": outs[k][1].read_text(errors="replace")} for k in range(len(processes))]
+    runs = [{"code": codes[k], **_output(outs[k][0]), "stderr": outs[k][1].read_text(errors="replace")} for k in range(len(processes))]
     chosen = runs[decisive] if decisive is not None else {"code": None, "stdout": "", "stderr": ""}
     return {"wall_s": wall, "cpu_s": cpu, **chosen, "decided_by": decisive, "argv": commands[decisive] if decisive is not None else None}
+
+
+SOLUTION_LINE = re.compile(r"[\d ]+(L = \d+)?")
+"""A solution line of solvediophant's stdout: the values, and λ after ``L =`` for a ``% FREERHS`` file."""
+
+STDOUT_KEPT = 1 << 22
+"""Bytes of a process's stdout kept for the checks; the rest is only counted (a count of millions prints gigabytes)."""
+
+
+def _output(path: Path) -> dict:
+    """The head of a process's stdout (``stdout``) and its number of solution lines (digits and blanks) in all."""
+    head, lines = [], 0
+    kept = 0
+    with open(path, errors="replace") as handle:
+        for line in handle:
+            if kept < STDOUT_KEPT:
+                head.append(line)
+                kept += len(line)
+            lines += bool(SOLUTION_LINE.fullmatch(line.strip() or "x"))
+    return {"stdout": "".join(head), "stdout_solution_lines": lines}
+
+
+def _solution_file(run: dict) -> str:
+    """The head of solvediophant's solution file (its ``-o`` argument): the values of each solution, one per line.
+
+    Its stdout has them too, but a ``% FREERHS`` run writes the λ of the
+    solutions its reductions meet onto the start of the first line there.
+    """
+    target = next((arg[2:] for arg in run.get("argv") or [] if arg.startswith("-o")), None)
+    if target is None or not Path(target).is_file():
+        return run["stdout"]
+    return _output(Path(target))["stdout"]
 
 
 def _decisive(argv: list[str], code: int, out: Path, err: Path) -> bool:
     """A solvediophant process answered: it printed a solution, or its search was complete."""
     text = err.read_text(errors="replace")
-    if code in (2, 8, 9) or re.search(r"^[\d ]+$", out.read_text(errors="replace"), re.M):
+    with open(out, errors="replace") as handle:
+        printed = any(SOLUTION_LINE.fullmatch(line.strip() or "x") for line in handle)
+    if code in (2, 8, 9) or printed:
         return True  # 2: no solution over the reals, proved before any search
     lds = any(arg.startswith("-lds") for arg in argv)
     return not lds or "No more discrepancies possible" in text
 
 
-def indexset_answer(run: dict, n: int, M, t, system_mode: bool, count: bool) -> dict:
-    """Status, count and check of one indexset run."""
+def indexset_answer(run: dict, n: int, M, t, system_mode: bool, count: bool, box: dict | None = None) -> dict:
+    """Status, count and check of one indexset run (its first solution, with its values and λ, checked exactly)."""
     if run["code"] is None:
         return {"status": "timeout"}
     try:
@@ -291,30 +352,34 @@ def indexset_answer(run: dict, n: int, M, t, system_mode: bool, count: bool) -> 
     status = payload["status"]
     yes = status in ("absorbable", "feasible")
     answer = {"status": "sat" if yes else "unsat" if status in ("not_absorbable", "infeasible") else "unknown", "count": payload.get("count")}
-    if yes and not count:
+    if yes and (not count or system_mode):
         if system_mode:
-            z = payload["solution"]
+            z = payload["solution"] + ([abs(payload["lambda"])] if (box or {}).get("free") else [])
         else:
             z = [0] * n
             for i in payload["index_set"]:
                 z[i] = 1
-        answer["checked"] = solves(M, t, z)
+        answer["checked"] = solves(M, t, z, box)
     return answer
 
 
-def sd_answer(run: dict, M, t, count: bool) -> dict:
-    """Status, count and check of one solvediophant run (stdout: solution vectors; stderr: the log)."""
+def sd_answer(run: dict, M, t, count: bool, box: dict | None = None) -> dict:
+    """Status, count and check of one solvediophant run (stdout: solution vectors, the first ones checked; stderr: the log)."""
     if run["code"] is None or run["code"] == 11:
         return {"status": "timeout"}
-    vectors = [[int(v) for v in line.split()] for line in run["stdout"].splitlines() if re.fullmatch(r"[\d ]+", line.strip() or "x")]
+    vectors = [[int(v) for v in line.replace("L =", "").split()] for line in _solution_file(run).splitlines() if SOLUTION_LINE.fullmatch(line.strip() or "x")]
+    if box and box.get("free"):  # its solution file holds x alone; the λ each x stands for is found by the check
+        vectors = [z + [0] for z in vectors]
     total = re.search(r"Total number of solutions: (\d+)", run["stderr"])
     loops = re.search(r"Loops: (\d+)", run["stderr"])
     extra = {"loops": int(loops.group(1))} if loops else {}
     if run["code"] in (8, 9) or (total and int(total.group(1)) > 0) or vectors:
-        answer = {"status": "sat", "checked": bool(vectors) and all_solve(M, t, vectors), **extra}
-        if count and total:
-            answer["count"] = int(total.group(1))
-            answer["printed"] = len(vectors)
+        cut = bool(vectors) and len(vectors[0]) < len(M[0]) + bool(box and box.get("free"))  # '% cutafter k': it prints k columns only
+        answer = {"status": "sat", **extra} if cut else {"status": "sat", "checked": bool(vectors) and all_solve(M, t, vectors[:1000], box), **extra}
+        if count:
+            answer["printed"] = run.get("stdout_solution_lines", len(vectors))
+            if total:
+                answer["count"] = int(total.group(1))
         return answer
     if run["code"] == 2 or "System not solvable" in run["stderr"]:  # proved before any search
         return {"status": "unsat", "count": 0, **extra}
@@ -340,9 +405,9 @@ def compare(job: dict, theirs: dict, repeat: int, timeout: float, long_after: fl
             if who == "floor":
                 answer = {"status": "ran" if run["code"] == 0 else f"failed (exit {run['code']})"}
             elif who == "indexset":
-                answer = indexset_answer(run, len(M[0]), M, t, job["system_mode"], count)
+                answer = indexset_answer(run, len(M[0]), M, t, job["system_mode"], count, job.get("box"))
             else:
-                answer = sd_answer(run, M, t, count)
+                answer = sd_answer(run, M, t, count, job.get("box"))
                 if len(commands) > 1:
                     answer["decided_by"] = None if run["decided_by"] is None else shlex.join(commands[run["decided_by"]][1:-2])
             slowest = max(slowest, run["wall_s"])
@@ -470,6 +535,26 @@ def sd_test_jobs(args, folder: Path) -> list[dict]:
     return jobs
 
 
+def dotests_jobs(args, folder: Path) -> list[dict]:
+    """solvediophant's own test list (its ``dotests`` script): every file, counted, against its count and its setting ``-bkz -beta40``.
+
+    indexset reads each file itself, bounds, ``% FREERHS`` and all; both
+    programs' solutions (indexset's first, solvediophant's first thousand)
+    are checked exactly, in the file's columns, with their values and λ.
+    """
+    tests = Path(args.sd_tests)
+    expected = expected_counts(tests)
+    jobs = []
+    for name, count in expected.items():
+        path = tests / name
+        system = read_sd(path)
+        box = {"bounds": system["bounds"], "free": "FREERHS" in system["options"], "selected": system["selected"]}
+        ours = [args.indexset, "solve-system", str(path), "--json", "--count"]
+        jobs.append({"label": f"{name} (count)", "M": system["A"], "t": system["b"], "count": True, "system_mode": True, "ours": ours,
+                     "system_file": path, "expected": count, "box": box, "sd_settings": args.sd_count_settings})
+    return jobs
+
+
 def _warm_up(argv: list[str], seconds: float) -> None:
     """One untimed run of indexset's command (stopped after ``seconds``): Numba's on-disk cache then holds every kernel it calls.
 
@@ -518,6 +603,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sd-count-settings", default=";".join(SD_COUNT_SETTINGS), help="solvediophant settings for the count rows (default: %(default)s)")
     parser.add_argument("--sd-first-settings", default=";".join(SD_FIRST_SETTINGS), help="solvediophant settings for the first-solution rows, each with -t1; 'A || B' runs two processes at once (default: %(default)s)")
     parser.add_argument("--sd-native", action="store_true", help="hand indexset the test file itself (default: a QOBLIB-form copy)")
+    parser.add_argument("--sd-dotests", action="store_true",
+                        help="with --sd-tests: the whole list of solvediophant's test script dotests (bounded integers and %% FREERHS too), counted, against its counts and --sd-count-settings")
     parser.add_argument("--warmup", type=float, default=0.0, metavar="S",
                         help="before each row, one untimed indexset run, stopped after S seconds, to fill Numba's cache (default: none)")
     parser.add_argument("--json", metavar="OUT", help="write every run here")
@@ -528,7 +615,8 @@ def main(argv=None) -> int:
         print(f"versus: {sd} is not an executable", file=sys.stderr)
         return 2
     folder = Path(tempfile.mkdtemp(prefix="indexset-versus-"))
-    jobs = constructed_jobs(args, folder) + qoblib_jobs(args, folder) + (sd_test_jobs(args, folder) if args.sd_tests else [])
+    tests = (dotests_jobs(args, folder) if args.sd_dotests else sd_test_jobs(args, folder)) if args.sd_tests else []
+    jobs = constructed_jobs(args, folder) + qoblib_jobs(args, folder) + tests
     floor = [_interpreter(args.indexset), "-c", "import numpy"] if args.floor else None
     results = []
     for number, job in enumerate(jobs):

@@ -40,8 +40,9 @@ file formats (told apart by content; a name ending .npz is an .npz):
     SELECTEDCOLUMNS      then N and N flags 0/1: the rows hold the columns
                          flagged 1; solutions have N columns, 0 where flagged 0
   Other sections (the group data of Kramer-Mesner files) are skipped. A
-  comment '% FREERHS' before the header asks for A x = λ b with any integer
-  λ != 0, as solvediophant does. Numbers of any size are read exactly.
+  comment '% FREERHS' before the header asks, as in solvediophant, for
+  A x = λ b with an integer λ != 0, |λ| <= L (--max-multiple, default 1 as
+  solvediophant's -maxnorm: A x = ±b). Numbers of any size are read exactly.
   Solutions are printed in the file's columns, with their values.
 
 exit status:
@@ -79,9 +80,22 @@ def register(sub) -> None:
     parser.add_argument("--time-limit", type=float, metavar="S",
                         help="seconds; past it the answer is 'unknown'. Counts from process start; with several files each file gets S seconds (default: no limit)")
     parser.add_argument("--engine", choices=ENGINE_CHOICES, default="lattice", help="search engine (default: lattice)")
+    parser.add_argument("--max-multiple", type=_positive, default=1, metavar="L",
+                        help="for a '%% FREERHS' file: |λ| ≤ L (default 1, solvediophant's -maxnorm: A x = ±b)")
     add_cluster_options(parser, "local Dask worker processes for a lattice search predicted to take ≥ 20 s (default: none: threads in this process, one per CPU)")
     parser.add_argument("--json", action="store_true", help="print JSON Lines: one object per file")
     parser.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    """An integer ≥ 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def run(args) -> int:
@@ -115,6 +129,7 @@ class _Job:
         self.cluster = stack.enter_context(cluster_from_args(self.args))
 
     def solve(self, path: str, loaded, since) -> int:
+        import functools
         import time
 
         from indexset.budget import Budget
@@ -125,7 +140,7 @@ class _Job:
         engines = ["lattice", "cpsat"] if args.engine == "portfolio" else [args.engine]
         # Alone on the machine the enumeration may use every core.
         options = {"workers": args.workers or os.cpu_count() or 1} if args.engine == "lattice" else {}
-        decide = decide_multiples if loaded.free_rhs else decide_system
+        decide = functools.partial(decide_multiples, largest=args.max_multiple) if loaded.free_rhs else decide_system
         with Progress(f"solving {path}") as progress:
             budget = Budget.of(time_budget(args.time_limit, self.cluster, since), self.stop)
             result = decide(loaded.system, find_all=args.all or args.count, count_only=args.count, budget=budget, engines=engines, progress=progress,

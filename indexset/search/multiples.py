@@ -1,8 +1,11 @@
-"""Solutions of ``A x = λ b`` for some integer λ ≠ 0: solvediophant's ``% FREERHS``.
+"""Solutions of ``A x = λ b`` for some integer λ ≠ 0, |λ| ≤ L: solvediophant's ``% FREERHS``.
 
-Over the box 0 ≤ x ≤ u, each row r with b_r ≠ 0 bounds λ: ``λ·b_r =
-(A x)_r`` lies in the row's range over the box, so λ lies in an interval
-[low, high] (MATH.md §5.1). Writing ``λ = s·(1 + μ)`` with s = ±1 and μ ≥ 0
+solvediophant adds λ as a lattice coordinate and accepts a solution only
+when |λ| lies within its box bound ``-maxnorm`` (default 1, so its
+``% FREERHS`` asks for A x = ±b); ``largest`` is that bound L. Over the box
+0 ≤ x ≤ u, each row r with b_r ≠ 0 bounds λ further: ``λ·b_r = (A x)_r``
+lies in the row's range over the box, so λ lies in an interval [low,
+high] (MATH.md §5.1). Writing ``λ = s·(1 + μ)`` with s = ±1 and μ ≥ 0
 turns each sign into one bounded system over (x, μ),
 
     A x − s·b·μ = s·b,    0 ≤ x ≤ u,    0 ≤ μ ≤ (the side's largest |λ|) − 1,
@@ -22,8 +25,12 @@ from indexset.search.decide import decide_system
 from indexset.search.system import System, bounded
 
 
-def multiple_range(system: System) -> tuple[int, int]:
-    """The integers λ for which ``A x = λ b`` can hold in the box: ``(low, high)`` (low > high: none).
+LARGEST = 1
+"""solvediophant's bound on |λ| (its ``-maxnorm``, default 1)."""
+
+
+def multiple_range(system: System, largest: int | None = LARGEST) -> tuple[int, int]:
+    """The integers λ with |λ| ≤ ``largest`` (None: no bound) for which ``A x = λ b`` can hold in the box: ``(low, high)`` (low > high: none).
 
     Raises
     ------
@@ -47,12 +54,14 @@ def multiple_range(system: System) -> tuple[int, int]:
             first, last = -((-greatest) // b), least // b
         low = first if low is None else max(low, first)
         high = last if high is None else min(high, last)
+    if largest is not None:
+        low, high = max(low, -largest), min(high, largest)
     return low, high
 
 
-def multiple_systems(system: System) -> list[tuple[int, System]]:
-    """``(s, system over (x, μ))`` for each sign s of λ the box allows (see the module docstring)."""
-    low, high = multiple_range(system)
+def multiple_systems(system: System, largest: int | None = LARGEST) -> list[tuple[int, System]]:
+    """``(s, system over (x, μ))`` for each sign s of λ the box (and |λ| ≤ ``largest``) allows (see the module docstring)."""
+    low, high = multiple_range(system, largest)
     parts = []
     for sign, largest in ((1, high), (-1, -low)):
         if largest < 1:
@@ -64,13 +73,16 @@ def multiple_systems(system: System) -> list[tuple[int, System]]:
     return parts
 
 
-def decide_multiples(system: System, *, find_all: bool = False, count_only: bool = False, budget: Budget | None = None, **options) -> Result:
-    """Decide ``A x = λ b`` over the box for an integer λ ≠ 0.
+def decide_multiples(system: System, *, largest: int | None = LARGEST, find_all: bool = False, count_only: bool = False, budget: Budget | None = None,
+                     **options) -> Result:
+    """Decide ``A x = λ b`` over the box for an integer λ ≠ 0 with |λ| ≤ ``largest``.
 
     Parameters
     ----------
     system : System
         A x = b with its box (``t`` is b, not 0).
+    largest : int or None
+        The bound on |λ| (default 1, solvediophant's; None: any λ the box allows).
     find_all, count_only, budget, options
         As for :func:`indexset.search.decide.decide_system`.
 
@@ -82,9 +94,9 @@ def decide_multiples(system: System, *, find_all: bool = False, count_only: bool
         ``count`` counts the pairs when complete.
     """
     budget = budget or Budget()
-    parts = multiple_systems(system)
+    parts = multiple_systems(system, largest)
     if not parts:
-        low, high = multiple_range(system)
+        low, high = multiple_range(system, largest)
         reason = f"no integer λ ≠ 0 lies in [{low}, {high}], the range the box allows for A x = λ b"
         return Result(INFEASIBLE, reason, engine="exact", complete=True, count=0, solutions=[], stages={"multiples": {"low": low, "high": high}})
     found, count, complete, stages, engines, reasons = [], 0, True, {}, [], []
@@ -102,7 +114,7 @@ def decide_multiples(system: System, *, find_all: bool = False, count_only: bool
         if found and not find_all:
             break
     engine = "+".join(dict.fromkeys(engines))
-    low, high = multiple_range(system)
+    low, high = multiple_range(system, largest)
     stages["multiples"] = {"low": low, "high": high}
     if found:
         reason = f"A x = λ b with λ ≠ 0 in [{low}, {high}]; " + "; ".join(reasons)

@@ -114,7 +114,7 @@ def test_a_huge_bound_and_right_hand_side_count_by_hand():
 
 
 def free_rhs_solutions(system: System) -> list[tuple[tuple[int, ...], int]]:
-    """Every (x, λ) of the box with A x = λ b, λ ≠ 0, by itertools (λ read off a row with b_r ≠ 0)."""
+    """Every (x, λ) of the box with A x = λ b, λ ≠ 0 of any size, by itertools (λ read off a row with b_r ≠ 0)."""
     found = []
     for z in itertools.product(*(range(u + 1) for u in system.bounds())):
         sums = [sum(int(a) * v for a, v in zip(row, z)) for row in system.M]
@@ -135,15 +135,17 @@ def test_free_rhs_finds_every_multiple_of_either_sign(seed):
         if not b.any():
             b[0] = 1
         system = plain_system(A, b, rng.integers(1, 3, size=n) if rng.random() < 0.5 else None)
-        expected = free_rhs_solutions(system)
-        listed = decide_multiples(system, find_all=True)
-        counted = decide_multiples(system, find_all=True, count_only=True)
-        assert listed.count == counted.count == len(expected)
-        assert sorted((tuple(system.values(x)), lam) for x, lam in listed.solutions) == expected
-        low, high = multiple_range(system)
-        assert all(low <= lam <= high for _, lam in expected)
-        first = decide_multiples(system)
-        assert first.status == ("feasible" if expected else "infeasible")
+        every = free_rhs_solutions(system)
+        for largest in (None, 1, 2):
+            expected = [(x, lam) for x, lam in every if largest is None or abs(lam) <= largest]
+            listed = decide_multiples(system, largest=largest, find_all=True)
+            counted = decide_multiples(system, largest=largest, find_all=True, count_only=True)
+            assert listed.count == counted.count == len(expected)
+            assert sorted((tuple(system.values(x)), lam) for x, lam in listed.solutions) == expected
+            low, high = multiple_range(system, largest)
+            assert all(low <= lam <= high for _, lam in expected)
+            first = decide_multiples(system, largest=largest)
+            assert first.status == ("feasible" if expected else "infeasible")
 
 
 def test_free_rhs_counts_in_the_kernel():
@@ -157,5 +159,5 @@ def test_free_rhs_counts_in_the_kernel():
     covered = chosen @ M.T  # how often each pair is covered, per set of triples
     expected = int(((covered == covered[:, :1]).all(axis=1) & (covered[:, 0] > 0)).sum())
     system = plain_system(M, np.ones(len(pairs), dtype=np.int64))
-    result = decide_multiples(system, find_all=True, count_only=True, engine_options={"tuning": KERNEL_WALK})
-    assert result.count == expected and multiple_range(system) == (0, 4)
+    result = decide_multiples(system, largest=None, find_all=True, count_only=True, engine_options={"tuning": KERNEL_WALK})
+    assert result.count == expected and multiple_range(system, None) == (0, 4)
