@@ -24,7 +24,6 @@ from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.decide import decide_system
 from indexset.search.system import System, bounded
 
-
 LARGEST = 1
 """solvediophant's bound on |λ| (its ``-maxnorm``, default 1)."""
 
