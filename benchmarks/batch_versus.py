@@ -1,4 +1,4 @@
-"""A batch of 0/1 systems in one ``indexset solve-system`` call against solvediophant, one process per file.
+"""A batch of systems (0/1, bounded, ``% FREERHS``) in one ``indexset solve-system`` call against solvediophant, one process per file.
 
 solvediophant reads one system per process; indexset's ``solve-system``
 takes several files and solves them in one process, paying its start-up
@@ -58,9 +58,9 @@ def indexset_answers(run: dict, systems: dict, count: bool) -> dict:
         status = payload["status"]
         answer = {"status": "sat" if status == "feasible" else "unsat" if status == "infeasible" else status, "count": payload.get("count"),
                   "time_s": payload.get("time_s")}
-        if status == "feasible" and not count:
-            A, b = systems[name]
-            answer["checked"] = all_solve(A, b, [payload["solution"]])
+        if status == "feasible":
+            A, b, box = systems[name]
+            answer["checked"] = all_solve(A, b, [payload["solution"] + ([abs(payload["lambda"])] if box["free"] else [])], box)
         answers[name] = answer
     for name in systems:
         answers.setdefault(name, {"status": "timeout" if run["code"] is None else "missing"})
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     systems = {}
     for name in files:
         data = read_sd(Path(name))
-        systems[name] = (data["A"], data["b"])
+        systems[name] = (data["A"], data["b"], {"bounds": data["bounds"], "free": "FREERHS" in data["options"], "selected": data["selected"]})
     settings = [s.strip() for s in args.settings.split(";")]
     ours = [args.indexset, "solve-system", *files, "--json"] + (["--count"] if args.count else [])
     programs = [("indexset", None)] + [("sd", s) for s in settings]
@@ -113,8 +113,8 @@ def main(argv=None) -> int:
             for k, name in enumerate(files):
                 run = timed(_sd_commands(sd, setting, args.count, Path(name), folder, str(k)), args.timeout, folder)
                 wall, cpu = wall + run["wall_s"], cpu + run["cpu_s"]
-                A, b = systems[name]
-                answers[name] = {**sd_answer(run, A, b, args.count), "wall_s": round(run["wall_s"], 4)}
+                A, b, box = systems[name]
+                answers[name] = {**sd_answer(run, A, b, args.count, box), "wall_s": round(run["wall_s"], 4)}
             result[setting] = {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "files": answers}
         reps.append(result)
         print(f"repetition {rep + 1}: indexset {result['indexset']['wall_s']:.3f} s; " + "; ".join(f"sd2[{s or 'defaults'}] {result[s]['wall_s']:.3f} s" for s in settings), flush=True)
