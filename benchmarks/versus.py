@@ -544,8 +544,11 @@ def dotests_jobs(args, folder: Path) -> list[dict]:
     """
     tests = Path(args.sd_tests)
     expected = expected_counts(tests)
+    names = None if not args.sd_files else {name.strip() for name in args.sd_files.split(",")}
     jobs = []
     for name, count in expected.items():
+        if names is not None and name not in names:
+            continue
         path = tests / name
         system = read_sd(path)
         box = {"bounds": system["bounds"], "free": "FREERHS" in system["options"], "selected": system["selected"]}
@@ -598,7 +601,7 @@ def main(argv=None) -> int:
     parser.add_argument("--qoblib", nargs="*", default=[], metavar="DAT", help="QOBLIB market split .dat files (solve-system)")
     parser.add_argument("--extra", nargs="*", default=[], metavar="LABEL=CONSTRUCT", help="more rows: 'label=construct arguments'")
     parser.add_argument("--sd-tests", metavar="DIR", help="solvediophant's Tests/ folder: rows for its 0/1 files")
-    parser.add_argument("--sd-files", metavar="NAMES", help="comma list of file names in --sd-tests (default: every 0/1 file there)")
+    parser.add_argument("--sd-files", metavar="NAMES", help="comma list of file names in --sd-tests (default: every 0/1 file there; with --sd-dotests, every file of its list)")
     parser.add_argument("--sd-modes", default="count,first", help="rows per test file: 'count', 'first' or both (default: %(default)s)")
     parser.add_argument("--sd-count-settings", default=";".join(SD_COUNT_SETTINGS), help="solvediophant settings for the count rows (default: %(default)s)")
     parser.add_argument("--sd-first-settings", default=";".join(SD_FIRST_SETTINGS), help="solvediophant settings for the first-solution rows, each with -t1; 'A || B' runs two processes at once (default: %(default)s)")
