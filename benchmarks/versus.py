@@ -48,6 +48,10 @@ expects); a count that differs is printed loudly and makes the exit status
 setting with the smallest median wall time; every setting's figures are in
 the JSON.
 
+With ``--baseline INDEXSET`` another indexset (an earlier commit's
+executable) runs the same command in the same rotation, and each row also
+gives the median ratio indexset / baseline: old against new, in one run.
+
 With ``--floor``, a third program runs in the same rotation: the Python
 interpreter that runs indexset, importing NumPy and nothing else
 (``python -c "import numpy"``): the least any NumPy-based program needs on
@@ -392,10 +396,11 @@ def sd_answer(run: dict, M, t, count: bool, box: dict | None = None) -> dict:
 
 
 def compare(job: dict, theirs: dict, repeat: int, timeout: float, long_after: float, floor: list[str] | None, folder: Path) -> dict:
-    """Paired, alternating runs: per repetition indexset once, every solvediophant setting once (and the floor), in rotating order."""
+    """Paired, alternating runs: per repetition indexset once, every solvediophant setting once (and the floor, and the baseline), in rotating order."""
     M, t, count = job["M"], job["t"], job["count"]
     programs = [("indexset", None, [job["ours"]])] + [("sd", setting, argvs) for setting, argvs in theirs.items()]
     programs += [("floor", None, [floor])] if floor else []
+    programs += [("baseline", None, [job["baseline"]])] if job.get("baseline") else []
     pairs = {setting: [] for setting in theirs}
     for rep in range(repeat):
         shift = rep % len(programs)
@@ -404,7 +409,7 @@ def compare(job: dict, theirs: dict, repeat: int, timeout: float, long_after: fl
             run = timed(commands, timeout, folder)
             if who == "floor":
                 answer = {"status": "ran" if run["code"] == 0 else f"failed (exit {run['code']})"}
-            elif who == "indexset":
+            elif who in ("indexset", "baseline"):
                 answer = indexset_answer(run, len(M[0]), M, t, job["system_mode"], count, job.get("box"))
             else:
                 answer = sd_answer(run, M, t, count, job.get("box"))
@@ -416,6 +421,8 @@ def compare(job: dict, theirs: dict, repeat: int, timeout: float, long_after: fl
             pair = {"indexset": result[("indexset", None)], "sd": result[("sd", setting)]}
             if floor:
                 pair["floor"] = result[("floor", None)]
+            if job.get("baseline"):
+                pair["baseline"] = result[("baseline", None)]
             pairs[setting].append(pair)
         if slowest > long_after:
             break
@@ -455,6 +462,11 @@ def _summary(pairs: dict, expected: int | None = None) -> dict:
         if all("floor" in r for r in runs):
             by_setting[setting]["floor_wall"] = statistics.median(r["floor"]["wall_s"] for r in runs)
             by_setting[setting]["floor_ratio_wall"] = statistics.median(r["floor"]["wall_s"] / max(r["sd"]["wall_s"], 1e-3) for r in runs)
+        if all("baseline" in r for r in runs):
+            by_setting[setting]["baseline_wall"] = statistics.median(r["baseline"]["wall_s"] for r in runs)
+            by_setting[setting]["baseline_cpu"] = statistics.median(r["baseline"]["cpu_s"] for r in runs)
+            by_setting[setting]["ratio_to_baseline_wall"] = statistics.median(r["indexset"]["wall_s"] / max(r["baseline"]["wall_s"], 1e-3) for r in runs)
+            by_setting[setting]["baseline_statuses"] = sorted({r["baseline"]["status"] for r in runs})
     answered = [s for s in by_setting if "timeout" not in by_setting[s]["statuses"][by_setting[s]["statuses"].index("|"):]]
     best = min(answered or by_setting, key=lambda s: by_setting[s]["sd_wall"])
     return {"best_setting": best, **by_setting[best], "settings": by_setting}
@@ -573,17 +585,20 @@ def _line(row: dict) -> str:
     flag = "" if s["answers_agree"] else "   !!!!!!!! ANSWERS DIFFER: " + " ".join(map(str, s["statuses"])) + f" counts {s['counts']}"
     return (f"{row['label']:<36} indexset {s['indexset_wall']:8.3f} s  sd2[{s['best_setting'] or 'default'}] {s['sd_wall']:8.3f} s  "
             f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  x{row['repeats']}  agree {s['answers_agree']}"
-            + (f"  floor {s['floor_wall']:.3f} s (ratio {s['floor_ratio_wall']:.2f})" if "floor_wall" in s else "") + flag)
+            + (f"  floor {s['floor_wall']:.3f} s (ratio {s['floor_ratio_wall']:.2f})" if "floor_wall" in s else "")
+            + (f"  baseline {s['baseline_wall']:.3f} s (indexset / baseline {s['ratio_to_baseline_wall']:.2f})" if "baseline_wall" in s else "") + flag)
 
 
 def _table(results: list[dict], floor: bool) -> None:
+    baseline = any("baseline_wall" in row["summary"] for row in results)
     print("\n| instance | m × n | indexset wall (s) | indexset CPU (s) | solvediophant wall (s), best setting | its CPU (s) | ratio wall | ratio CPU | runs | answers |"
-          + (" floor wall (s) | floor ratio |" if floor else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if floor else ""))
+          + (" floor wall (s) | floor ratio |" if floor else "") + (" baseline wall (s) | indexset / baseline |" if baseline else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if floor else "") + ("---|---|" if baseline else ""))
     for row in results:
         s = row["summary"]
         answers = " ".join(s["statuses"]).replace("|", "/") + (f", count {'/'.join(map(str, s['counts']))}" if s["counts"] else "") + ("" if s["answers_agree"] else " **DIFFER**")
         tail = f" {s['floor_wall']:.3f} | {s['floor_ratio_wall']:.2f} |" if floor else ""
+        tail += f" {s['baseline_wall']:.3f} | {s['ratio_to_baseline_wall']:.2f} |" if "baseline_wall" in s else (" – | – |" if baseline else "")
         print(f"| {row['label']} | {row['m']} × {row['n']} | {s['indexset_wall']:.3f} | {s['indexset_cpu']:.3f} | {s['sd_wall']:.3f} (`{(s['best_setting'] or 'defaults').replace('|', chr(92) + '|')}`) | "
               f"{s['sd_cpu']:.3f} | {s['ratio_wall']:.2f} | {s['ratio_cpu']:.2f} | {row['repeats']} | {answers} |" + tail)
 
@@ -612,6 +627,7 @@ def main(argv=None) -> int:
                         help="before each row, one untimed indexset run, stopped after S seconds, to fill Numba's cache (default: none)")
     parser.add_argument("--json", metavar="OUT", help="write every run here")
     parser.add_argument("--floor", action="store_true", help="also time the interpreter that runs indexset importing NumPy alone, in the same rotation")
+    parser.add_argument("--baseline", metavar="INDEXSET", help="another indexset executable (an earlier commit) run in the same rotation on every row: old against new")
     args = parser.parse_args(argv)
     sd = os.path.abspath(args.solvediophant)
     if not os.access(sd, os.X_OK):
@@ -623,8 +639,12 @@ def main(argv=None) -> int:
     floor = [_interpreter(args.indexset), "-c", "import numpy"] if args.floor else None
     results = []
     for number, job in enumerate(jobs):
+        if args.baseline:
+            job["baseline"] = [args.baseline, *job["ours"][1:]]
         if args.warmup:
             _warm_up(job["ours"], args.warmup)
+            if args.baseline:
+                _warm_up(job["baseline"], args.warmup)
         settings = [s.strip() for s in job.get("sd_settings", args.settings).split(";")]
         theirs = {s: _sd_commands(sd, s, job["count"], job["system_file"], folder, str(number)) for s in settings}
         row = compare(job, theirs, args.repeat, args.timeout, args.long_after, floor, folder)
