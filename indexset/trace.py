@@ -19,8 +19,9 @@ line prints with ``--json``.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 DIGITS = 4
 """Decimal places kept of a stage's seconds."""
@@ -65,3 +66,34 @@ class Trace:
 
     def __contains__(self, key: str) -> bool:
         return key in self.record
+
+
+class Reporter:
+    """Counters to a ``progress`` callable at most once every ``every`` seconds.
+
+    Every long stage reports through one: it builds its counters only when
+    a report is due, and several threads may ask at once.
+
+    >>> sent = []
+    >>> report = Reporter(sent.append, every=0.0)
+    >>> report(lambda: {"nodes": 1})
+    >>> sent
+    [{'nodes': 1}]
+    >>> Reporter(None)(lambda: 1 / 0)  # no callable: the counters are never built
+    """
+
+    def __init__(self, progress: Callable | None, every: float = 1.0) -> None:
+        self.progress, self.every = progress, every
+        self.last = time.perf_counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, counters: Callable[[], dict]) -> None:
+        """Send ``counters()`` when a report is due."""
+        if self.progress is None:
+            return
+        now = time.perf_counter()
+        with self.lock:
+            if now - self.last < self.every:
+                return
+            self.last = now
+        self.progress(counters())

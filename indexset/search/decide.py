@@ -27,7 +27,7 @@ import time
 from indexset.budget import Budget
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.engines.brute import solve_system_brute
-from indexset.search.reduce import reduce_system
+from indexset.search.reduce import algebra_answer, reduce_system
 from indexset.search.system import System
 
 BRUTE_WIDTH = 14
@@ -122,7 +122,7 @@ class _Decision:
                 began = time.perf_counter()
                 reduction = reduce_system(system.M, system.t, lattice=use_lattice, upper=system.upper)
                 self.stages["reduce"] = dict(reduction.stages(), time_s=round(time.perf_counter() - began, 6))
-            decided = self._by_linear_algebra(reduction)
+            decided = algebra_answer(reduction, system, self.min_size)
             if decided is not None:
                 return decided
             if brute_width and system.n > 0 and _box_size(system) <= 2**brute_width:
@@ -139,30 +139,6 @@ class _Decision:
             return self.infeasible(f"{reason} found no solution", {"kind": "search"}, "brute")
         listed = solutions if self.find_all and not self.engine_options["count_only"] else solutions[:1]
         return Result(FEASIBLE, reason, index_set=listed[0], solutions=listed, count=len(solutions), engine="brute", complete=True)
-
-    def _by_linear_algebra(self, reduction) -> Result | None:
-        """Answers that need no search: span, unique solution, integer lattice."""
-        system = self.system
-        if not reduction.span_feasible:
-            return self.infeasible(
-                "t is outside the column space of M (certificate y: yᵀM = 0, yᵀt ≠ 0)",
-                {"kind": "span", "y": [str(v) for v in reduction.span_certificate], "rows": [list(r) if isinstance(r, tuple) else r for r in system.rows]},
-            )
-        if reduction.unique_solution is not None:
-            z = reduction.unique_solution
-            bounds = system.bounds()
-            outside = next((i for i, v in enumerate(z) if v.denominator != 1 or not 0 <= v <= bounds[i]), None)
-            if outside is None:
-                solution = system.solution([int(v) for v in z])
-                if system.size(solution) >= self.min_size:
-                    return Result(FEASIBLE, "rank M = n: the only real solution lies in the box", index_set=solution, solutions=[solution], count=1, engine="exact", complete=True)
-            box = "0 or 1" if system.is_binary else f"an integer in [0, {bounds[outside]}]" if outside is not None else ""
-            why = f"z*[{outside}] = {z[outside]} is not {box}" if outside is not None else f"its values sum to fewer than {self.min_size}"
-            return self.infeasible(f"rank M = n = {system.n}, so the real solution z* of M z = t is unique, and {why}",
-                                   {"kind": "unique_solution", "z_star": [str(v) for v in z]})
-        if reduction.integer_feasible is False:
-            return self.infeasible(reduction.lattice_reason, {"kind": "lattice"})
-        return None
 
     def _search(self, reduction, prune_system, check_fixed) -> Result:
         from indexset.search.prune import no_pruning, prune, subsystem, whole_part  # the Numba kernels, only when searching

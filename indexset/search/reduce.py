@@ -20,6 +20,7 @@ import flint
 import numpy as np
 
 from indexset.rational import fmpz_matrix, fmpz_to_object, fraction_rows
+from indexset.result import FEASIBLE, INFEASIBLE, Result
 
 
 @dataclass
@@ -222,3 +223,36 @@ def _coordinates(basis_rows: flint.fmpz_mat, rhs: flint.fmpz_mat) -> list[Fracti
 
 def _first_fraction(values) -> str:
     return next(str(v) for v in values if v.denominator != 1)
+
+
+def algebra_answer(reduction: Reduction, system, min_size: int = 0) -> Result | None:
+    """What exact linear algebra alone answers about ``system`` (``engine`` "exact"), or None when a search is needed.
+
+    t outside the column space (with the span certificate), a unique real
+    solution (in the box, or not), or no integer solution (t outside the
+    lattice of M's columns). ``min_size``: solutions whose values sum to
+    less do not count.
+    """
+    def infeasible(reason: str, certificate: dict) -> Result:
+        return Result(INFEASIBLE, reason, certificate=certificate, engine="exact", complete=True, count=0, solutions=[])
+
+    if not reduction.span_feasible:
+        rows = [list(r) if isinstance(r, tuple) else r for r in system.rows]
+        return infeasible("t is outside the column space of M (certificate y: yᵀM = 0, yᵀt ≠ 0)",
+                          {"kind": "span", "y": [str(v) for v in reduction.span_certificate], "rows": rows})
+    if reduction.unique_solution is not None:
+        z = reduction.unique_solution
+        bounds = system.bounds()
+        outside = next((i for i, v in enumerate(z) if v.denominator != 1 or not 0 <= v <= bounds[i]), None)
+        if outside is None:
+            solution = system.solution([int(v) for v in z])
+            if system.size(solution) >= min_size:
+                return Result(FEASIBLE, "rank M = n: the only real solution lies in the box", index_set=solution, solutions=[solution], count=1,
+                              verified=True, engine="exact", complete=True)
+        box = "0 or 1" if system.is_binary else f"an integer in [0, {bounds[outside]}]" if outside is not None else ""
+        why = f"z*[{outside}] = {z[outside]} is not {box}" if outside is not None else f"its values sum to fewer than {min_size}"
+        return infeasible(f"rank M = n = {system.n}, so the real solution z* of M z = t is unique, and {why}",
+                          {"kind": "unique_solution", "z_star": [str(v) for v in z]})
+    if reduction.integer_feasible is False:
+        return infeasible(reduction.lattice_reason, {"kind": "lattice"})
+    return None

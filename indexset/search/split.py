@@ -36,6 +36,7 @@ import numpy as np
 from indexset.budget import INTERRUPTED, Budget
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.system import System
+from indexset.trace import Reporter
 
 PARTS = 256
 """Subtrees a split search aims at (at least :data:`PARTS_PER_WORKER` per
@@ -254,7 +255,7 @@ class _Parts:
         self.futures = [shared, *self.pending]
         self.results = {}
         self.failure = None
-        self.last_report = time.perf_counter()
+        self.reporter = None
 
     def collect(self, progress, began) -> str | None:
         """Gather results until every wanted part is back or the search halts."""
@@ -311,11 +312,10 @@ class _Parts:
                 self._take(future)
 
     def _report(self, progress, began) -> None:
-        now = time.perf_counter()
-        if progress is None or now - self.last_report < 1.0:
-            return
-        self.last_report = now
-        progress({"engine": _walk().NAME, "nodes": sum(r["nodes"] for r in self.results.values()), "parts_done": len(self.results), "parts": self.count, "solutions": sum(len(r["solutions"]) for r in self.results.values()), "elapsed_s": round(now - began, 3)})
+        if self.reporter is None:
+            self.reporter = Reporter(progress)
+        self.reporter(lambda: {"engine": _walk().NAME, "nodes": sum(r["nodes"] for r in self.results.values()), "parts_done": len(self.results), "parts": self.count,
+                               "solutions": sum(r.get("count", len(r["solutions"])) for r in self.results.values()), "elapsed_s": round(time.perf_counter() - began, 3)})
 
     def facts(self, split_nodes: int) -> dict:
         """Per-part node counts and times (index order; None for parts not run)."""

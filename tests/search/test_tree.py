@@ -1,4 +1,4 @@
-"""One definition of the tree: every walk of one tree visits the same nodes and leaves.
+"""One definition of the tree: every walk of one tree visits the same nodes and leaves, on 0/1 and bounded boxes.
 
 The walks are the kernel's depth-first walk (whole, and split into the
 subtrees below one level), the NumPy breadth-first walk and Knuth's
@@ -20,17 +20,20 @@ from indexset.search.system import plain_system
 
 
 def _random_lattices(seed: int, count: int):
-    """Lattices of random small planted 0/1 systems (LLL or BKZ, the per-coordinate bounds on or off), with their systems."""
+    """Lattices of random small planted systems, 0/1 or bounded (LLL or BKZ, the per-coordinate bounds on or off), with their systems."""
     rng = np.random.default_rng(seed)
     made = 0
     while made < count:
         m, n = int(rng.integers(1, 4)), int(rng.integers(6, 15))
         A = rng.integers(-3 if rng.random() < 0.3 else 0, 8, size=(m, n))
-        system = plain_system(A, A @ rng.integers(0, 2, size=n))
-        reduction = reduce_system(system.M, system.t)
+        upper = rng.integers(1, 4, size=n) if made % 3 == 2 else np.ones(n, dtype=np.int64)
+        n = n if made % 3 != 2 else min(n, 8)  # bounded boxes grow fast: keep the brute force small
+        A, upper = A[:, :n], upper[:n]
+        system = plain_system(A, A @ np.array([rng.integers(0, u + 1) for u in upper]), upper)
+        reduction = reduce_system(system.M, system.t, upper=system.upper)
         if reduction.kernel is None or reduction.kernel.shape[1] < 2:
             continue
-        built = lattice.build_lattice(reduction, int(rng.choice([0, 20])))
+        built = lattice.build_lattice(reduction, int(rng.choice([0, 20])), upper=system.upper)
         if not built.searchable:
             continue
         made += 1
@@ -39,17 +42,23 @@ def _random_lattices(seed: int, count: int):
         yield system, built, coord
 
 
+def _add(found: set, solution) -> None:
+    """Add a decoded solution (None: the leaf is no solution)."""
+    if solution is not None:
+        found.add(tuple(solution))
+
+
 def _kernel_walk(system, built, tree, floor=None, split=-1):
     """The kernel's walk: (nodes, leaves, solutions found, prefixes at ``split``)."""
     walk, found, prefixes = built.new_walk(tree), set(), []
     while True:
         status = kernel.enumerate_box(tree, walk, built.D, split, 1 << 20)
         if status == kernel.FOUND:
-            found.add(tuple(lattice.decode(built, walk.x, system) or ()))
+            _add(found, lattice.decode(built, walk.x, system))
         elif status == kernel.PREFIX:
             prefixes.append(walk.x[split:].copy())
         elif status == kernel.DONE:
-            return int(walk.istate[kernel.NODES]), int(walk.istate[kernel.LEAVES]), found - {()}, prefixes
+            return int(walk.istate[kernel.NODES]), int(walk.istate[kernel.LEAVES]), found, prefixes
 
 
 def _subtree(system, built, tree, prefix, level):
@@ -60,16 +69,16 @@ def _subtree(system, built, tree, prefix, level):
     while True:
         status = kernel.enumerate_box(tree, walk, level, -1, 1 << 20)
         if status == kernel.FOUND:
-            found.add(tuple(lattice.decode(built, walk.x, system) or ()))
+            _add(found, lattice.decode(built, walk.x, system))
         elif status == kernel.DONE:
-            return int(walk.istate[kernel.NODES]), int(walk.istate[kernel.LEAVES]), found - {()}
+            return int(walk.istate[kernel.NODES]), int(walk.istate[kernel.LEAVES]), found
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_every_walk_of_one_tree_visits_the_same_nodes_and_leaves(seed):
     for system, built, coord in _random_lattices(seed, 12):
         tree = built.tree(coord=coord)
-        expected = {tuple(s) for s in solve_system_brute(system.M, system.t)}
+        expected = {tuple(s) for s in solve_system_brute(system.M, system.t, upper=system.upper)}
         nodes, leaves, found, _ = _kernel_walk(system, built, tree)
         assert found == expected
         numpy_leaves, numpy_nodes = breadth.walk_breadth_first(tree, built.start(), 10**7)
@@ -86,7 +95,7 @@ def test_every_walk_of_one_tree_visits_the_same_nodes_and_leaves(seed):
 @pytest.mark.parametrize("seed", range(2))
 def test_both_estimates_average_to_the_size_of_the_tree(seed):
     sizes = []
-    for system, built, coord in _random_lattices(100 + seed, 6):
+    for system, built, coord in _random_lattices(100 + seed, 15):
         tree = built.tree(coord=coord)
         nodes = _kernel_walk(system, built, tree)[0]
         if nodes < 40:

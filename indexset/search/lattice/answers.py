@@ -5,6 +5,7 @@ from __future__ import annotations
 from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.walk import NAME
+from indexset.search.reduce import algebra_answer
 
 
 def unknown(job: Job, reason: str, stages: dict | None = None) -> Result:
@@ -34,22 +35,9 @@ def walked(job: Job, solutions: list, complete: bool, interrupted: str | None, s
 
 
 def by_algebra(job: Job) -> Result | None:
-    """Answers exact linear algebra gives directly (no enumeration needed); None when a search is needed."""
-    reduction, system = job.reduction, job.system
-
-    def done(status, reason, solutions=(), certificate=None):
-        solutions = [list(s) for s in solutions]
-        return Result(status, reason, index_set=solutions[0] if solutions else None, verified=bool(solutions), count=len(solutions),
-                      solutions=solutions, time_s=job.budget.elapsed(), stages=reduction.stages(), engine=NAME, certificate=certificate, complete=True)
-
-    if not reduction.span_feasible:
-        return done(INFEASIBLE, "t is not in the column space of M (span certificate y: yᵀM = 0, yᵀt ≠ 0)", certificate={"span_certificate": reduction.span_certificate})
-    if reduction.integer_feasible is False:
-        return done(INFEASIBLE, f"no integer solution: {reduction.lattice_reason}", certificate={"lattice_reason": reduction.lattice_reason})
-    if reduction.kernel_dimension == 0:
-        z = [int(v) for v in reduction.z0]
-        inside = all(0 <= v <= u for v, u in zip(z, system.bounds()))
-        if inside and system.is_solution(system.solution(z)):
-            return done(FEASIBLE, "rank M = n: the unique solution lies in the box", [system.solution(z)])
-        return done(INFEASIBLE, "rank M = n: the unique solution lies outside the box")
-    return None
+    """Answers exact linear algebra gives directly (no enumeration needed, :func:`indexset.search.reduce.algebra_answer`); None when a search is needed."""
+    answer = algebra_answer(job.reduction, job.system)
+    if answer is None:
+        return None
+    answer.engine, answer.time_s, answer.stages = NAME, job.budget.elapsed(), job.reduction.stages()
+    return answer

@@ -8,8 +8,8 @@
    passes beside them, look for one in a few per cent of the predicted
    walk (:mod:`.pruned`): of a strongly reduced basis built beside the
    kernels' load; once loaded, of the default basis first. When that
-   basis's complete walk is hopeless, its discrepancy passes wait for
-   step 5, where they run on one thread beside the trials.
+   basis's complete walk is hopeless, its discrepancy passes run in a
+   thread of their own beside steps 4 and 5.
 4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
 5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from indexset.search.lattice import answers
 from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
 from indexset.search.lattice.job import Job
-from indexset.search.lattice.pruned import Trials, discrepancy_passes, passes_seconds, pruned_passes
+from indexset.search.lattice.pruned import Beside, Trials, discrepancy_passes, passes_seconds, pruned_passes
 from indexset.search.lattice.rung import RESTART, Rung
 from indexset.search.lattice.small import SmallTrees, numpy_walks_pay, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
@@ -155,30 +156,41 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     if halted is not None:  # before the kernel's search: loading Numba alone would take longer
         trace.seconds("basis", prepared)
         return answers.walked(job, [], False, halted, trace.record)
-    with kernels_loading(small.default_basis()) as loading:
-        default = default_choice(job, small.lll, small.reduced)
-        stronger, waiting = None, False
-        if not find_all:
-            found, stronger, waiting = _discrepancy_first(job, default, loading, trace, workers)
+    beside = None
+    try:
+        with kernels_loading(small.default_basis()) as loading:
+            default = default_choice(job, small.lll, small.reduced)
+            stronger = None
+            if not find_all:
+                found, stronger, beside = _discrepancy_first(job, default, loading, trace, workers)
+                if found:
+                    trace.seconds("basis", prepared)
+                    trace.note(nodes=trace.get("discrepancy")["nodes"])
+                    return answers.walked(job, found, False, None, trace.record)
+            # Passes beside that find end the candidates and the pruned stage too.
+            ahead = job if beside is None else replace(job, budget=job.budget.also_stopped_by(beside.found))
+            choice = choose_lattice(ahead, default, loading and stronger is None, stronger)
+        lattice = choice.lattice
+        trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
+        trace.seconds("basis", prepared)
+        if lattice.problem:
+            return answers.unknown(job, lattice.problem, trace.record)
+        if lattice.infeasible or lattice.D == 0:
+            support = None if lattice.infeasible else _root_solution(job, lattice)
+            trace.note(nodes=0)
+            return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
+        if not find_all and "estimated_nodes" in choice.facts and not (beside is not None and beside.found.is_set()):
+            found = _pruned_first(ahead, choice, trace, workers, beside)
             if found:
-                trace.seconds("basis", prepared)
-                trace.note(nodes=trace.get("discrepancy")["nodes"])
+                trace.note(nodes=trace.get("pruned")["nodes"])
                 return answers.walked(job, found, False, None, trace.record)
-        choice = choose_lattice(job, default, loading and stronger is None, stronger)
-    lattice = choice.lattice
-    trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
-    trace.seconds("basis", prepared)
-    if lattice.problem:
-        return answers.unknown(job, lattice.problem, trace.record)
-    if lattice.infeasible or lattice.D == 0:
-        support = None if lattice.infeasible else _root_solution(job, lattice)
-        trace.note(nodes=0)
-        return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
-    if not find_all and "estimated_nodes" in choice.facts:
-        found = _pruned_first(job, choice, trace, workers, stronger if waiting else None)
-        if found:
-            trace.note(nodes=trace.get("pruned")["nodes"])
-            return answers.walked(job, found, False, None, trace.record)
+    finally:
+        if beside is not None:
+            found_beside, facts = beside.join()
+            trace.note(discrepancy=dict(facts, beside=True, bkz=stronger.bkz_block))
+    if beside is not None and found_beside:
+        trace.note(nodes=facts["nodes"])
+        return answers.walked(job, found_beside, False, None, trace.record)
     if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(choice.predicted_seconds(job), budget.remaining()):
         outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning, job.count_only)
         if outcome is not None:
@@ -196,8 +208,8 @@ def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
     return decode(lattice, np.zeros(0, dtype=np.int64), job.system)
 
 
-def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, workers: int) -> tuple[list, Lattice | None, bool]:
-    """Limited-discrepancy and linear passes for a first solution: the supports found, the stronger basis if built, and whether its passes wait.
+def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, workers: int) -> tuple[list, Lattice | None, Beside | None]:
+    """Limited-discrepancy and linear passes for a first solution: the supports found, the stronger basis if built, and passes left running beside.
 
     While the kernels load, the stronger basis (:func:`stronger_basis`) is
     reduced beside the load and its passes come first; it is then also the
@@ -209,32 +221,33 @@ def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, w
     its predicted walk (:func:`passes_seconds`), so on trees that the
     complete walk finishes quickly they cost little. When the stronger
     basis's complete walk is hopeless (``extreme_from_seconds``), its
-    passes wait for the pruned stage, where one thread walks them beside
-    the trials (:func:`_pruned_first`): the trials then start at once.
+    discrepancy passes run in a thread of their own for at most
+    ``hopeless_discrepancy_seconds`` (:class:`Beside`) while the engine
+    goes on at once to its candidates, profile and trials.
     """
     lattice, tuning = default.lattice, job.tuning
     if tuning.max_discrepancies < 0 or not lattice.searchable or tuning.split_from >= lattice.D:
-        return [], None, False
+        return [], None, None
     wide = tuning.candidates_from <= lattice.D
     found, facts = [], {}
     if not loading:
         found, facts = _discrepancy_passes(job, estimated(job, default), workers, job.basis_seconds(lattice.D))
         if found or not (wide and stronger_pays(job, default)):
             trace.note(discrepancy=facts)
-            return found, None, False
+            return found, None, None
     stronger = stronger_basis(job) if wide else None
     if stronger is not None and stronger.searchable:
         basis = estimated(job, Choice(stronger, {}, [stronger]))
         if _hopeless(job, basis):
             if facts:
                 trace.note(discrepancy=facts)
-            return [], stronger, True
+            return [], stronger, Beside(job, stronger, tuning.hopeless_discrepancy_seconds)
         found, more = _discrepancy_passes(job, basis, workers)
         facts = _merged_passes(facts, more)
     elif loading:
         found, facts = _discrepancy_passes(job, estimated(job, default), workers)
     trace.note(discrepancy=facts)
-    return found, stronger, False
+    return found, stronger, None
 
 
 def _hopeless(job: Job, basis: Choice) -> bool:
@@ -265,20 +278,17 @@ def _merged_passes(first: dict, second: dict) -> dict:
     return merged
 
 
-def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, waiting: Lattice | None = None) -> list:
+def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: Beside | None = None) -> list:
     """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any.
 
-    ``waiting``: a basis whose discrepancy passes waited for this stage
-    (:func:`_discrepancy_first`); one thread walks them first, for at most
-    ``hopeless_discrepancy_seconds``, while the others start the trials.
+    ``beside``: discrepancy passes running in a thread of their own
+    (:func:`_discrepancy_first`); the two stop each other when one finds.
     """
     predicted = choice.predicted_seconds(job)
     hopeless = predicted >= job.tuning.extreme_from_seconds
     trials = Trials(job, choice.lattice) if hopeless else None
-    discrepancies = None if waiting is None else (waiting, job.tuning.hopeless_discrepancy_seconds)
-    found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials=trials, discrepancies=discrepancies)
-    if waiting is not None:
-        facts["discrepancy_bkz"] = waiting.bkz_block
+    found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials=trials,
+                                 found=None if beside is None else beside.found)
     trace.note(pruned=facts)
     return found
 

@@ -33,6 +33,7 @@ from indexset.search.lattice import extreme
 from indexset.search.lattice.basis import MARGIN, Lattice
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.walk import NAME, Run, estimate_nodes
+from indexset.trace import Reporter
 
 
 def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
@@ -66,19 +67,15 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | No
 
 
 class _Pass(NamedTuple):
-    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none).
-
-    ``budget``: a budget of its own within the passes' (None: theirs).
-    """
+    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none)."""
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
-    budget: object = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
-                  discrepancies: tuple | None = None) -> tuple[list, dict]:
+                  found: threading.Event | None = None) -> tuple[list, dict]:
     """Look for a first solution by incomplete walks of several bases, within ``seconds``.
 
     Parameters
@@ -98,11 +95,9 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     trials : Trials, optional
         Fresh bases under an extreme pruning profile, walked once the
         linear passes are done.
-    discrepancies : (Lattice, float), optional
-        A basis whose limited-discrepancy passes (:func:`discrepancy_passes`)
-        one thread walks first, for at most the given seconds, while the
-        others walk the linear passes and the trials: on a tree whose
-        complete walk is hopeless the trials start at once.
+    found : threading.Event, optional
+        Set when these passes find a solution, and ends them when set
+        elsewhere (passes running beside them, :class:`Beside`).
 
     Returns
     -------
@@ -113,22 +108,19 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         limited-discrepancy passes) the highest limit walked to its end.
     """
     began = time.perf_counter()
-    found = threading.Event()
+    found = found or threading.Event()
     budget = job.budget.within(max(0.0, seconds)).also_stopped_by(found)
     jobs = [(slack, lattice) for slack in job.tuning.pruning_slacks for lattice in bases]
+    if found.is_set():  # passes beside found first
+        jobs, trials = [], None
     if trials is not None and not trials.prepare():
         trials = None  # no profile: the linear passes alone, as without trials
     if trials is not None:
         jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
-    queues = [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]]
-    if discrepancies is not None:
-        lattice, most = discrepancies
-        limited = budget.within(max(0.0, most))
-        queues.insert(0, [_Pass(lattice, limit=k, budget=limited) for k in range(job.tuning.max_discrepancies + 1)])
-    return _walk_passes(job, queues, budget, found, workers, trials, began, private=(0,) if discrepancies is not None else ())
+    return _walk_passes(job, [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]], budget, found, workers, trials, began)
 
 
-def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1, slacks: tuple = ()) -> tuple[list, dict]:
+def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1, slacks: tuple = (), found: threading.Event | None = None) -> tuple[list, dict]:
     """Look for a first solution by limited-discrepancy walks of one basis (and linear ones), within ``seconds``.
 
     Pass k walks the paths whose children sum to at most k discrepancies
@@ -137,11 +129,11 @@ def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int 
     basis at ``slacks`` run beside them (each kind finds solutions the
     other misses: solvediophant runs depth-first and limited-discrepancy
     search side by side for that reason): with several workers one thread
-    walks each kind, with one the two kinds alternate. Returns what
-    :func:`pruned_passes` returns.
+    walks each kind, with one the two kinds alternate. ``found`` as for
+    :func:`pruned_passes`, which returns what this returns.
     """
     began = time.perf_counter()
-    found = threading.Event()
+    found = found or threading.Event()
     budget = job.budget.within(max(0.0, seconds)).also_stopped_by(found)
     limited = [_Pass(lattice, limit=k) for k in range(job.tuning.max_discrepancies + 1)]
     linear = [_Pass(lattice, pruning_profile(lattice, slack)) for slack in slacks]
@@ -152,14 +144,12 @@ def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int 
     return _walk_passes(job, queues, budget, found, workers, None, began)
 
 
-def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float,
-                 private: tuple = ()) -> tuple[list, dict]:
+def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers: int, trials: Trials | None, began: float) -> tuple[list, dict]:
     """Walk the passes of ``queues`` (then ``trials``) on ``workers`` threads: the supports found and the facts.
 
-    Thread k takes its passes from queue k modulo their number first, then
-    from the others except the ``private`` ones, then the trials.
+    Thread k takes its passes from queue k modulo their number first, then from the others, then the trials.
     """
-    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials, private)
+    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials)
     threads = [threading.Thread(target=passes.work, args=(None, k), name=f"indexset-pruned-{k}") for k in range(1, max(1, int(workers)))]
     for thread in threads:
         thread.start()
@@ -188,27 +178,17 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
     return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2, job.tuning))
 
 
-def _pop_live(queue: collections.deque) -> _Pass | None:
-    """The first pass of ``queue`` whose own budget has time left (those before it are dropped); None if none has."""
-    while queue:
-        task = queue.popleft()
-        if task.budget is None or not task.budget.expired():
-            return task
-    return None
-
-
 class _Passes:
     """The queues of incomplete passes that :func:`pruned_passes` and :func:`discrepancy_passes` hand to their threads, and their results."""
 
-    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None, private: tuple = ()) -> None:
+    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None) -> None:
         self.job, self.queues, self.budget, self.found, self.trials = job, queues, budget, found, trials
-        self.private = private  # queues that only their own thread takes passes from
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
         self.discrepancies = None  # the highest discrepancy limit whose pass ended
         self.solutions, self.failures = [], []
-        self.last_report = time.perf_counter()
+        self.reporter = Reporter(job.progress)
 
     def work(self, on_chunk=None, thread: int = 0) -> None:
         """Walk passes from the queues (thread ``thread``'s own first) until they are empty, the time is up, or something halts them."""
@@ -217,7 +197,7 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                run = Run(self.job.system, task.lattice, False, task.budget or self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
+                run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
@@ -236,16 +216,14 @@ class _Passes:
             self.found.set()
 
     def _next(self, thread: int) -> _Pass | None:
-        """The next pass to walk: from the thread's own queue, else another's (not a private one), else a trial; None when the passes are over."""
+        """The next pass to walk: from the thread's own queue, else another's, else a trial; None when the passes are over."""
         with self.lock:
             if self.budget.expired():
                 return None
             count = len(self.queues)
             for index in ((thread + k) % count for k in range(count)):
-                if index == thread % count or index not in self.private:
-                    task = _pop_live(self.queues[index])
-                    if task is not None:
-                        return task
+                if self.queues[index]:
+                    return self.queues[index].popleft()
         if self.trials is None:
             return None
         trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
@@ -253,16 +231,48 @@ class _Passes:
 
     def report(self) -> None:
         """Nodes of every pass so far to the job's ``progress``, at most once a second."""
-        now = time.perf_counter()
-        if self.job.progress is None or now - self.last_report < 1.0:
-            return
-        self.last_report = now
+        self.reporter(self._counters)
+
+    def _counters(self) -> dict:
         with self.lock:
             nodes = self.nodes + sum(run.nodes for run in self.running)
         counters = {"engine": NAME, "nodes": nodes, "solutions": len(self.solutions), "elapsed_s": round(self.job.budget.elapsed(), 3), "stage": "pruned passes"}
         if self.trials is not None:
             counters["trials"] = self.trials.walked
-        self.job.progress(counters)
+        return counters
+
+
+class Beside:
+    """Limited-discrepancy passes of one basis in a thread of their own, beside what the engine does next.
+
+    On a tree whose complete walk is hopeless the engine goes on at once
+    to its candidate bases, the extreme-pruning profile and the trials;
+    these passes (:func:`discrepancy_passes`, one thread, at most
+    ``seconds``) run beside all that, sharing its ``found`` event: whoever
+    finds first stops the other. :meth:`join` waits for the thread (none
+    outlives the search).
+    """
+
+    def __init__(self, job: Job, lattice: Lattice, seconds: float) -> None:
+        self.found = threading.Event()
+        self.solutions, self.facts = [], {}
+        self.failure = None
+        self.thread = threading.Thread(target=self._run, args=(job, lattice, seconds), name="indexset-discrepancy")
+        self.thread.start()
+
+    def _run(self, job: Job, lattice: Lattice, seconds: float) -> None:
+        try:
+            self.solutions, self.facts = discrepancy_passes(job, lattice, seconds, 1, (), self.found)
+        except BaseException as exc:  # surfaced in the calling thread by join
+            self.failure = exc
+            self.found.set()
+
+    def join(self) -> tuple[list, dict]:
+        """The supports these passes found (checked exactly) and their facts, once their thread has ended."""
+        self.thread.join()
+        if self.failure is not None:
+            raise self.failure
+        return self.solutions, self.facts
 
 
 class Trials:

@@ -50,7 +50,7 @@ class LatticeTuning:
     # Incomplete passes and extreme-pruning trials (first solution only; they prove nothing).
     max_discrepancies: int = 20  # limited-discrepancy passes walk the limits 0, 1, …, this (−1: none), before the candidates ...
     discrepancy_share: float = 0.05  # ... within this share of the stronger basis's predicted complete walk (and the passes' caps).
-    hopeless_discrepancy_seconds: float = 4.0  # on a hopeless tree (extreme_from_seconds) they wait for the trials and take one thread for at most this.
+    hopeless_discrepancy_seconds: float = 4.0  # on a hopeless tree (extreme_from_seconds) they take a thread of their own for at most this, beside the candidates and trials.
     pruning_slacks: tuple = (0.1, 0.25, 0.5)  # slacks of the linear pruning profiles, tried in order on every basis.
     pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
     pruned_max_seconds: float = 30.0  # most seconds of the passes without trials.

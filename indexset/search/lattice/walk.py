@@ -25,6 +25,7 @@ from indexset.native import enumerate as native
 from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.system import System
+from indexset.trace import Reporter
 
 NAME = "lattice"
 
@@ -68,7 +69,7 @@ class Run:
         self.nodes = 0
         self.interrupted = None
         self.lock = threading.Lock()
-        self.last_report = time.perf_counter()
+        self.reporters: dict = {}  # one Reporter per progress callable (a walk is reported on by its driving thread)
         self.split_level = None
         self.subtrees = 0
         self.subtrees_done = 0
@@ -147,13 +148,15 @@ class Run:
 
     def report(self, progress, start: float) -> None:
         """Counters to ``progress`` at most once a second."""
-        now = time.perf_counter()
-        if progress is not None and now - self.last_report >= 1.0:
-            self.last_report = now
-            counters = {"engine": NAME, "nodes": self.nodes, "solutions": self.count(), "elapsed_s": round(now - start, 3)}
-            if self.estimate:
-                counters["estimated_nodes"] = self.estimate
-            progress(counters)
+        if progress is None:
+            return
+        reporter = self.reporters.setdefault(id(progress), Reporter(progress))
+
+        def counters() -> dict:
+            found = {"engine": NAME, "nodes": self.nodes, "solutions": self.count(), "elapsed_s": round(time.perf_counter() - start, 3)}
+            return dict(found, estimated_nodes=self.estimate) if self.estimate else found
+
+        reporter(counters)
 
 
 def walk_whole(run: Run, progress=None) -> bool:
