@@ -234,7 +234,9 @@ def _as_index_sets(ties: Ties, decided: Result) -> Result:
         return decided
     solutions = decided.solutions or [decided.index_set]
     listed = [support for values in solutions for support in ties.supports(values, MAX_LISTED)][:MAX_LISTED]
-    count = sum(ties.multiplicity(values) for values in solutions) if decided.count is not None else None
+    # Each merged solution stands for its multiplicity of index sets: a count needs every merged solution listed.
+    every = decided.count is not None and decided.solutions is not None and len(decided.solutions) == decided.count
+    count = sum(ties.multiplicity(values) for values in solutions) if every else None
     return replace(decided, index_set=ties.support(solutions[0]), solutions=listed if decided.solutions else None, count=count)
 
 

@@ -156,7 +156,7 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     if halted is not None:  # before the kernel's search: loading Numba alone would take longer
         trace.seconds("basis", prepared)
         return answers.walked(job, [], False, halted, trace.record)
-    beside = None
+    beside, early = None, None
     try:
         with kernels_loading(small.default_basis()) as loading:
             default = default_choice(job, small.lll, small.reduced)
@@ -166,24 +166,21 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
                 if found:
                     trace.seconds("basis", prepared)
                     trace.note(nodes=trace.get("discrepancy")["nodes"])
-                    return answers.walked(job, found, False, None, trace.record)
+                    early = answers.walked(job, found, False, None, trace.record)
             # Passes beside that find end the candidates and the pruned stage too.
             ahead = job if beside is None else replace(job, budget=job.budget.also_stopped_by(beside.found))
-            choice = choose_lattice(ahead, default, loading and stronger is None, stronger)
-        lattice = choice.lattice
-        trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
-        trace.seconds("basis", prepared)
-        if lattice.problem:
-            return answers.unknown(job, lattice.problem, trace.record)
-        if lattice.infeasible or lattice.D == 0:
-            support = None if lattice.infeasible else _root_solution(job, lattice)
-            trace.note(nodes=0)
-            return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
-        if not find_all and "estimated_nodes" in choice.facts and not (beside is not None and beside.found.is_set()):
+            if early is None:
+                choice = choose_lattice(ahead, default, loading and stronger is None, stronger)
+        if early is None:
+            lattice = choice.lattice
+            trace.note(bkz_block=bkz_block, lattice_dim=lattice.D, **choice.facts)
+            trace.seconds("basis", prepared)
+            early = _decided_by_basis(job, lattice, trace)
+        if early is None and not find_all and "estimated_nodes" in choice.facts and not (beside is not None and beside.found.is_set()):
             found = _pruned_first(ahead, choice, trace, workers, beside)
             if found:
                 trace.note(nodes=trace.get("pruned")["nodes"])
-                return answers.walked(job, found, False, None, trace.record)
+                early = answers.walked(job, found, False, None, trace.record)
     finally:
         if beside is not None:
             found_beside, facts = beside.join()
@@ -191,6 +188,8 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     if beside is not None and found_beside:
         trace.note(nodes=facts["nodes"])
         return answers.walked(job, found_beside, False, None, trace.record)
+    if early is not None:
+        return early
     if cluster is not None and tuning.split_from < lattice.D and cluster.accepts(choice.predicted_seconds(job), budget.remaining()):
         outcome = cluster.enumerate_split(system, lattice, find_all, budget, progress, tuning, job.count_only)
         if outcome is not None:
@@ -201,6 +200,17 @@ def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
     if plan is not None:
         workers = plan(choice.predicted_seconds(job))
     return _enumerate(job, choice, trace, max(1, int(workers)))
+
+
+def _decided_by_basis(job: Job, lattice: Lattice, trace: Trace) -> Result | None:
+    """The answer a reduced basis gives without a walk (float data refused, no box point, a point lattice), else None."""
+    if lattice.problem:
+        return answers.unknown(job, lattice.problem, trace.record)
+    if lattice.infeasible or lattice.D == 0:
+        support = None if lattice.infeasible else _root_solution(job, lattice)
+        trace.note(nodes=0)
+        return answers.walked(job, [support] if support is not None else [], True, None, trace.record)
+    return None
 
 
 def _root_solution(job: Job, lattice: Lattice) -> list[int] | None:
