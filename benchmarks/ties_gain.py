@@ -50,7 +50,7 @@ def main(argv=None) -> int:
             for r in (int(v) for v in args.range.split(",")):
                 runs = []
                 for seed in range(args.seeds):
-                    block = construct.low_precision(d=d, n=n, range=r, seed=seed, unplanted=args.unplanted)
+                    block = construct.low_precision(d=d, n=n, range=r, seed=seed, plant=not args.unplanted)
                     system = build_system(block)
                     merged_n = tie_columns(system).system.n
                     order = [("merged", ()), ("apart", ("ties",))]

@@ -17,6 +17,8 @@ a stack (``find_all``, ``tol``) are refused there, not ignored.
 
 from __future__ import annotations
 
+import itertools
+
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -26,7 +28,7 @@ import numpy as np
 from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
-from indexset.exact.verify import verify
+from indexset.exact.verify import failing_index_sets, verify
 from indexset.model.activations import ODD_LINEAR, UNCOVERED
 from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
@@ -203,7 +205,10 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
     """
     began = time.perf_counter()
     system = build_system(instance, options.tol)
-    ties = tie_columns(system) if "ties" not in options.ablate else Ties(system, tuple((j,) for j in range(system.n)))
+    # Merged only to count or list: a solution then stands for many index sets. A first solution
+    # comes sooner from the 0/1 system, whose tied columns give it more solutions (BENCHMARKS.md).
+    merge = options.find_all and "ties" not in options.ablate
+    ties = tie_columns(system) if merge else Ties(system, tuple((j,) for j in range(system.n)))
     stages["system"] = {"equations": system.m, "unknowns": ties.system.n, "units": system.n, "max_bits": system.max_abs().bit_length(),
                         "time_s": round(time.perf_counter() - began, 6)}
 
@@ -233,7 +238,8 @@ def _as_index_sets(ties: Ties, decided: Result) -> Result:
     if not ties.merged or decided.status != FEASIBLE:
         return decided
     solutions = decided.solutions or [decided.index_set]
-    listed = [support for values in solutions for support in ties.supports(values, MAX_LISTED)][:MAX_LISTED]
+    # Lazily: a solution may stand for many supports, and only the first MAX_LISTED of all are kept.
+    listed = list(itertools.islice(itertools.chain.from_iterable(ties.supports(values, MAX_LISTED) for values in solutions), MAX_LISTED))
     # Each merged solution stands for its multiplicity of index sets: a count needs every merged solution listed.
     every = decided.count is not None and decided.solutions is not None and len(decided.solutions) == decided.count
     count = sum(ties.multiplicity(values) for values in solutions) if every else None
@@ -294,12 +300,12 @@ class _Verdict:
     def positive(self, decided: Result) -> Result:
         """``absorbable`` after every support the search found passes the exact verifier."""
         tol, find_all = self.options.tol, self.options.find_all
-        checked = []
-        for support in decided.solutions or [decided.index_set]:
-            report = verify(self.instance, support, tol=tol)
-            if not report.holds:
-                raise AssertionError(f"engine {decided.engine} reported S = {support}, which fails the exact verifier")
-            checked.append(list(report.index_set))
+        supports = decided.solutions or [decided.index_set]
+        # The first set through the verifier that reports; every set through its bulk form.
+        failing = ([] if verify(self.instance, supports[0], tol=tol).holds else [supports[0]]) or failing_index_sets(self.instance, supports, tol=tol)
+        if failing:
+            raise AssertionError(f"engine {decided.engine} reported S = {list(failing[0])}, which fails the exact verifier")
+        checked = [sorted(int(i) for i in support) for support in supports]
         what = "(★) holds exactly" if tol is None else f"max residual ≤ τ = {tol}"
         reason = f"S = {checked[0]} verified exactly: {what}; witness by the flip construction (MATH.md §2)"
         if decided.reason and not decided.reason.startswith("complete enumeration"):

@@ -48,3 +48,4 @@ def test_a_tie_stands_for_the_binomial_number_of_index_sets():
     assert result.count == len(absorbing_sets_brute(doubled)) and len(alone) >= 1
     stages = result.stages["system"]
     assert stages["units"] == 12 and stages["unknowns"] == 6
+    assert solve(doubled).stages["system"]["unknowns"] == 12  # a first index set is searched on the 0/1 system

@@ -174,3 +174,57 @@ def verify(instance: Instance, index_set: Iterable[int], tol=None) -> Verificati
         within_tolerance=None if tolerance is None else largest <= tolerance,
         residual=residual,
     )
+
+
+def failing_index_sets(instance: Instance, index_sets: list, tol=None) -> list[tuple[int, ...]]:
+    """The index sets of a list for which (★) fails; [] when every one holds.
+
+    The same exact check as :func:`verify`, for many sets at once: with the
+    rank-one terms T_i = W_down[:,i]·W_up[i,:] as integer numerators,
+    ``c·Σ_{i∈S} T_i + A`` is one product of the sets' 0/1 indicator matrix
+    with the terms, in Python integers (no rounding, no overflow).
+
+    Parameters
+    ----------
+    instance : Instance
+        An odd-linear, skip-connected block.
+    index_sets : list of iterable of int
+        The sets S to check.
+    tol : Fraction, str, int or float, optional
+        Accept ``max |residual| ≤ tol`` (compared exactly).
+
+    Raises
+    ------
+    InputError
+        As :func:`verify`.
+    """
+    require_odd_linear(instance)
+    checked = [check_index_set(instance, index_set) for index_set in index_sets]
+    if not checked:
+        return []
+    up, den_up = instance.exact("W_up")
+    down, den_down = instance.exact("W_down")
+    skip, den_skip = instance.exact("skip")
+    c, d = instance.act.c, instance.d
+    # Per unit, its rank-one term flattened (n × d²); per set, its indicator row (k × n).
+    terms = np.array([[int(down[a, i]) * int(up[i, b]) for a in range(d) for b in range(d)] for i in range(instance.n)], dtype=object)
+    terms = terms.reshape(instance.n, d * d)
+    indicators = np.zeros((len(checked), instance.n), dtype=object)
+    for row, indices in enumerate(checked):
+        indicators[row, list(indices)] = 1
+    scale_product, scale_skip = c.numerator * den_skip, c.denominator * den_up * den_down
+    shift = np.array([int(v) * scale_skip for v in skip.reshape(-1)], dtype=object)
+    largest_term = max((abs(int(v)) for v in terms.reshape(-1)), default=0)
+    # int64 when no partial sum can reach 2^62 (the bound of every entry below); else Python integers.
+    small = abs(scale_product) < 2**62 and (instance.n * largest_term * abs(scale_product) + max((abs(int(v)) for v in shift), default=0)) < 2**62
+    kind = np.int64 if small else object
+    numerators = indicators.astype(kind).dot(terms.astype(kind)) * scale_product + shift.astype(kind)
+    largest = np.abs(numerators).max(axis=1)
+    den = c.denominator * den_up * den_down * den_skip
+    tolerance = None if tol is None else as_fraction(tol)
+    failing = []
+    for row, indices in enumerate(checked):
+        ok = largest[row] == 0 if tolerance is None else Fraction(int(largest[row]), den) <= tolerance
+        if not ok or len(indices) < d:
+            failing.append(indices)
+    return failing

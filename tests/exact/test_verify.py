@@ -16,7 +16,7 @@ import pytest
 from reference import determinant  # Fractions only, independent of flint
 
 from indexset.errors import InputError
-from indexset.exact.verify import verify
+from indexset.exact.verify import failing_index_sets, verify
 from indexset.model.instance import Instance
 
 # ------------------------------------------------------------------ reference
@@ -171,6 +171,41 @@ def test_random_instances_match_reference(kind):
             check_against_reference(inst, raw, S, tol=m * 2 + 1)
             if m > 0:
                 check_against_reference(inst, raw, S, tol=m - m / 1000)
+
+
+def reference_holds(raw, inst, S, tol=None) -> bool:
+    """(★) for S by the Fraction reference (within ``tol`` when given)."""
+    ref = reference_residual(raw["W_up"], raw["W_down"], raw.get("skip"), inst.activation, S, raw.get("denominator", 1))
+    biggest = max(abs(v) for row in ref for v in row)
+    return len(S) >= len(ref) and (biggest == 0 if tol is None else biggest <= Fraction(tol))
+
+
+@pytest.mark.parametrize("kind", ["int", "int32", "float", "decimal", "float32", "rational"])
+def test_bulk_check_matches_reference(kind):
+    # Float kinds have numerators near 2^60 (Python-integer path), integer kinds small ones (int64 path).
+    rng = np.random.default_rng(["int", "int32", "float", "decimal", "float32", "rational"].index(kind) + 200)
+    for _ in range(40):
+        raw = random_raw(rng, kind)
+        inst = build(raw)
+        sets = random_subsets(rng, inst.n, 6) + [list(S) for r in range(inst.n + 1) for S in itertools.combinations(range(inst.n), r)][:40]
+        for tol in (None, Fraction(1, 3), 2):
+            expected = {tuple(sorted(S)) for S in sets if not reference_holds(raw, inst, S, tol)}
+            assert set(failing_index_sets(inst, sets, tol=tol)) == expected
+
+
+def test_bulk_check_on_planted_sets():
+    rng = np.random.default_rng(9)
+    W_up = rng.integers(-3, 4, size=(8, 2))
+    W_down = rng.integers(-3, 4, size=(2, 8))
+    planted = [0, 2, 3, 5]
+    skip = -(W_down[:, planted] @ W_up[planted, :])
+    raw = {"W_up": W_up, "W_down": W_down, "skip": skip, "activation": "relu"}
+    inst = build(raw)
+    every = [list(S) for r in range(9) for S in itertools.combinations(range(8), r)]
+    holding = [S for S in every if reference_holds(raw, inst, S)]
+    assert planted in holding
+    assert failing_index_sets(inst, holding) == []
+    assert set(failing_index_sets(inst, every)) == {tuple(S) for S in every if S not in holding}
 
 
 def test_every_subset_small_instance():
