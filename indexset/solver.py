@@ -18,7 +18,6 @@ a stack (``find_all``, ``tol``) are refused there, not ignored.
 from __future__ import annotations
 
 import itertools
-
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
