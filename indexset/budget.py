@@ -109,6 +109,10 @@ class Budget:
         deadline = time.perf_counter() + max(0.0, float(seconds))
         return replace(self, deadline=deadline if self.deadline is None else min(deadline, self.deadline))
 
+    def timed_from_now(self) -> Budget:
+        """The same deadline and stop request, its elapsed time counted from now (a stage's own clock)."""
+        return replace(self, start=time.perf_counter())
+
     def also_stopped_by(self, event) -> Budget:
         """The same deadline, stopped by ``event`` as well as by this budget's stop request."""
         return replace(self, stop=AnyEvent(self.stop, event))

@@ -28,21 +28,20 @@ from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.exact.verify import failing_index_sets, verify
+from indexset.large.gram_tuning import DEFAULT_TUNING as GRAM_TUNING
 from indexset.model.activations import ODD_LINEAR, UNCOVERED
 from indexset.model.hyper import hyper_info
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
-from indexset.search.decide import BRUTE_WIDTH, MAX_LISTED, decide_system
+from indexset.search.decide import decide_system
 from indexset.search.system import Ties, build_system, tie_columns
+from indexset.search.tuning import DEFAULT as SEARCH_TUNING
 from indexset.theory import stacks
 from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.theory.rank import rank_argument
 from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result, theorem_verdict
-
-GRAM_SIZE = 50_000
-"""Above this many entries of M (d²·n) with n ≤ d², solve takes the Gram path first."""
 
 ABLATIONS = ("prune", "lattice", "gram", "ties")
 """Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
@@ -178,7 +177,7 @@ def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
         decided = bias_inside_verdict(instance, degeneracy, stages)
         if decided is not None:
             return decided
-    if "gram" not in options.ablate and instance.n <= instance.d**2 and instance.d**2 * instance.n > GRAM_SIZE:
+    if "gram" not in options.ablate and instance.n <= instance.d**2 and instance.d**2 * instance.n > GRAM_TUNING.first_from_cells:
         # Large blocks: the exact d² × n system is too big to form (MATH.md §6).
         from indexset.large.gram import gram_decide  # scipy's sparse eigensolver, only for large blocks
 
@@ -219,7 +218,7 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
         ties.system, find_all=options.find_all, min_size=instance.d, budget=clock, seed=options.seed, engines=options.engines,
         progress=options.progress, cluster=options.cluster, prune_system="prune" not in options.ablate,
         use_lattice="lattice" not in options.ablate, check_fixed=rank_test if options.tol is None else None,
-        brute_width=BRUTE_WIDTH if not options.ablate else 0, engine_options=dict(options.engine_options),
+        brute_width=SEARCH_TUNING.brute_width if not options.ablate else 0, engine_options=dict(options.engine_options),
     )
     decided = _as_index_sets(ties, decided)
     for key in ("reduce", "prune", "engines", "search"):
@@ -237,8 +236,8 @@ def _as_index_sets(ties: Ties, decided: Result) -> Result:
     if not ties.merged or decided.status != FEASIBLE:
         return decided
     solutions = decided.solutions or [decided.index_set]
-    # Lazily: a solution may stand for many supports, and only the first MAX_LISTED of all are kept.
-    listed = list(itertools.islice(itertools.chain.from_iterable(ties.supports(values, MAX_LISTED) for values in solutions), MAX_LISTED))
+    # Lazily: a solution may stand for many supports, and only the first max_listed of all are kept.
+    listed = list(itertools.islice(itertools.chain.from_iterable(ties.supports(values, SEARCH_TUNING.max_listed) for values in solutions), SEARCH_TUNING.max_listed))
     # Each merged solution stands for its multiplicity of index sets: a count needs every merged solution listed.
     every = decided.count is not None and decided.solutions is not None and len(decided.solutions) == decided.count
     count = sum(ties.multiplicity(values) for values in solutions) if every else None
@@ -275,7 +274,7 @@ class _Verdict:
         if not self.degeneracy.nondegenerate:
             # The exact decision for degenerate weights (MATH.md §7, an extension):
             # only its proven answers replace "unknown". It spends the caller's remaining time.
-            decided = decide_degenerate(instance, tol=tol, time_limit=self.clock.remaining(), stop=self.clock.stop)
+            decided = decide_degenerate(instance, tol=tol, budget=self.clock.timed_from_now())
             if decided is not None and decided.status == ABSORBABLE and self.options.target_class == BIAS_FREE and not _bias_free_witness(decided):
                 decided = None  # the §7 witness needs a bias inside σ: it says nothing about bias-free blocks
             if decided is not None and decided.decided:

@@ -33,6 +33,8 @@ class GramTuning:
         The exact verifier checks the rounded set whenever ``d²·|S|`` and ``10·n·d`` are at most this.
     extended_work : int
         Largest ``d²·n`` for the extended-precision recheck (NumPy's longdouble products are not BLAS).
+    first_from_cells : int
+        ``solve`` takes the Gram path first for blocks with ``n ≤ d²`` and more than this many entries ``d²·n`` of M.
     """
 
     shift_factors: tuple = (0.98, 0.9, 0.5)
@@ -43,6 +45,7 @@ class GramTuning:
     ridges: tuple = (1e-10, 1e-6)
     exact_upper_work: int = 2_000_000
     extended_work: int = 100_000_000
+    first_from_cells: int = 50_000
 
 
 DEFAULT_TUNING = GramTuning()

@@ -23,6 +23,7 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.rational import as_fraction, fraction_rows
+from indexset.search.tuning import DEFAULT as TUNING
 
 
 def _exact_projector(K: np.ndarray):
@@ -51,8 +52,6 @@ def _certify(lam_float: np.ndarray, j: int, kq, gram_inverse) -> list[Fraction]:
     return [row[0] for row in fraction_rows(lam)]
 
 
-LP_SECONDS = 0.1
-"""HiGHS time limit of one bound LP (they take about a millisecond at n = 70)."""
 
 
 def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None, upper=None) -> list[tuple[int, int]] | None:
@@ -102,7 +101,7 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None
 
 def _lp_seconds(budget: Budget | None) -> float:
     left = None if budget is None else budget.remaining()
-    return LP_SECONDS if left is None else max(0.001, min(LP_SECONDS, left))
+    return TUNING.lp_seconds if left is None else max(0.001, min(TUNING.lp_seconds, left))
 
 
 def _lp_dual(c: np.ndarray, A_ub: np.ndarray, b_ub: np.ndarray, n: int, seconds: float) -> np.ndarray:

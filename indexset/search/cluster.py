@@ -10,7 +10,7 @@ hands a search to it.
 
 A local cluster costs seconds of start-up and close plus a little per
 part, so it is started only when the lattice engine's tree-size estimate
-predicts at least :data:`LOCAL_CLUSTER_FROM` seconds; shorter searches stay
+predicts at least ``ClusterTuning.local_from_seconds`` seconds; shorter searches stay
 in this process (BENCHMARKS.md, "Split search on Dask"). The command line
 makes a local cluster only when asked (``--workers N``).
 Library code: nothing here prints.
@@ -26,21 +26,8 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.errors import InputError
+from indexset.search.cluster_tuning import DEFAULT, ClusterTuning
 from indexset.search.system import System
-
-LOCAL_CLUSTER_FROM = 20.0
-"""Predicted enumeration seconds from which a local cluster is worth
-starting (its start-up and close: BENCHMARKS.md, "Split search on Dask")."""
-
-CLOSE_SECONDS = 2.5
-"""Time kept back from a time limit for closing a local cluster and exiting with Dask loaded."""
-
-START_TIMEOUT = "60s"
-"""How long a local cluster may take to start before the search stays in this process."""
-
-CONNECT_TIMEOUT = "20s"
-"""How long connecting to a given scheduler may take before it is bad input."""
-
 
 
 class Cluster:
@@ -56,23 +43,28 @@ class Cluster:
         with ``scheduler`` or ``client``.
     client : distributed.Client, optional
         Use this client (tests, notebooks); it is not closed here.
-    min_seconds : float
+    min_seconds : float, optional
         A local cluster that is not running yet is started only for
         searches predicted to take at least this long (shorter ones stay in
-        this process); 0 starts it for every split search.
+        this process); 0 starts it for every split search (default:
+        ``tuning.local_from_seconds``).
     parts : int, optional
-        Subtrees a split search aims at (default :data:`PARTS`, or
-        :data:`PARTS_PER_WORKER` per worker on big clusters).
+        Subtrees a split search aims at (default: ``tuning.parts``, or
+        ``tuning.parts_per_worker`` per worker thread on big clusters).
+    tuning : ClusterTuning, optional
+        The cluster's and its split searches' tunables.
     """
 
-    def __init__(self, scheduler: str | None = None, workers: int | None = None, client=None, min_seconds: float = LOCAL_CLUSTER_FROM, parts: int | None = None, on_problem=None) -> None:
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, client=None, min_seconds: float | None = None, parts: int | None = None, on_problem=None,
+                 tuning: ClusterTuning = DEFAULT) -> None:
         if workers is not None and workers < 1:
             raise InputError("workers", f"must be at least 1, got {workers}")
         if scheduler is not None and not str(scheduler).strip():
             raise InputError("scheduler", "empty scheduler address")
         self.scheduler = scheduler
         self.workers = workers or os.cpu_count() or 1
-        self.min_seconds = float(min_seconds)
+        self.tuning = tuning
+        self.min_seconds = float(tuning.local_from_seconds if min_seconds is None else min_seconds)
         self.parts = parts
         self.on_problem = on_problem
         self.problem = None  # why a local cluster could not start (work then stays in this process)
@@ -164,7 +156,7 @@ class Cluster:
         if self.scheduler is not None:
             _probe(self.scheduler)
             try:
-                client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
+                client = Client(self.scheduler, timeout=self.tuning.connect_timeout)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InputError("scheduler", f"cannot connect to {self.scheduler}: {exc}") from None
             self._owned.append(client)
@@ -178,7 +170,7 @@ class Cluster:
         # Loopback only, no dashboard: nothing listens beyond this machine.
         cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
         self._owned.append(cluster)
-        client = Client(cluster, timeout=START_TIMEOUT)
+        client = Client(cluster, timeout=self.tuning.start_timeout)
         self._owned.append(client)
         # Ctrl-C reaches the whole process group; our workers leave it to us.
         client.register_plugin(prepare_plugin(ignore_sigint=True), name="indexset-prepare")
@@ -195,11 +187,11 @@ class Cluster:
 
         A local cluster starts only when at least ``min_seconds`` are left;
         closing it and the interpreter's exit with Dask loaded then take
-        about :data:`CLOSE_SECONDS`.
+        about ``tuning.close_seconds``.
         """
         if time_limit is None or self.scheduler is not None or self._given or time_limit < self.min_seconds:
             return 0.0
-        return CLOSE_SECONDS
+        return self.tuning.close_seconds
 
     def threads(self) -> int:
         """Worker threads available (the configured count before startup)."""

@@ -29,12 +29,7 @@ from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.reduce import algebra_answer, reduce_system
 from indexset.search.system import System
-
-BRUTE_WIDTH = 14
-"""Systems with at most this many unknowns may be enumerated directly (2^14 supports)."""
-
-MAX_LISTED = 100_000
-"""Most solutions listed by ``find_all`` when independent parts multiply."""
+from indexset.search.tuning import DEFAULT as TUNING
 
 
 def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, budget: Budget | None = None,
@@ -189,8 +184,8 @@ class _Decision:
                 return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
         fixed_in = sum(int(v) for v in pruning.low)
         min_size = max(0, self.min_size - fixed_in) if whole else 0
-        return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, time_limit=self.budget.remaining(), seed=self.seed,
-                             stop=self.budget.stop, progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
+        return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, budget=self.budget, seed=self.seed,
+                             progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
 
     def _combine(self, pruning, per_part) -> Result:
         """Join the parts' solutions with the fixed unknowns into solutions of the whole system.
@@ -218,7 +213,7 @@ class _Decision:
                 for domain in domains:
                     total *= len(domain)
         found = []
-        listed = MAX_LISTED if self.find_all and not counting else 1
+        listed = TUNING.max_listed if self.find_all and not counting else 1
         for combo in itertools.product(*choices):
             values = list(base)
             for offsets in combo:

@@ -76,7 +76,7 @@ def _decisive(result: Result, find_all: bool) -> bool:
     return result.status != UNKNOWN
 
 
-def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_limit=None, seed=0, stop=None, progress=None,
+def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budget: Budget | None = None, time_limit=None, seed=0, stop=None, progress=None,
                   portfolio_tuning: PortfolioTuning = DEFAULT, **extra) -> Result:
     """Run several engines on one system and return the first decisive Result.
 
@@ -84,6 +84,9 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
     ----------
     engines : sequence of str, optional
         Engine names (default: lattice and CP-SAT, staged as the module says).
+    budget : Budget, optional
+        The caller's deadline and stop request, shared with every engine
+        (else built from ``time_limit`` and ``stop``).
     stop : threading.Event, optional
         Set by the caller (Ctrl-C) to stop every engine.
     portfolio_tuning : PortfolioTuning
@@ -105,7 +108,7 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, time_
         raise InputError("engines", f"unknown engine {unknown[0]!r}; choose from {', '.join(NAMES)}")
     # fpylll (cysignals) cannot be imported for the first time from a worker thread.
     bkz.load()
-    race = _Race(system, reduction, find_all, Budget.of(time_limit, stop), seed, progress, extra)
+    race = _Race(system, reduction, find_all, budget or Budget.of(time_limit, stop), seed, progress, extra)
     if sorted(names) == ["cpsat", "lattice"]:
         return race.staged(portfolio_tuning)
     return race.side_by_side([get_engine(name) for name in names])
@@ -155,11 +158,11 @@ class _Race:
         thread.start()
 
     def _search(self, engine, seconds: float | None, options: dict) -> Result:
-        left = self.remaining()
-        limit = seconds if left is None else left if seconds is None else min(seconds, left)
+        # The caller's budget, cut to the engine's share, and stopped too once the race is decided.
+        budget = self.budget.within(seconds).also_stopped_by(self.stop_all).timed_from_now()
         try:
-            return engine.search(self.system, self.reduction, find_all=self.find_all, time_limit=limit, seed=self.seed,
-                                 stop=self.stop_all, progress=self.progress, **options)
+            return engine.search(self.system, self.reduction, find_all=self.find_all, budget=budget, seed=self.seed,
+                                 progress=self.progress, **options)
         except Exception as exc:  # an engine bug must not hide the others' answers
             return Result(UNKNOWN, f"engine {engine.name} failed: {type(exc).__name__}: {exc}", engine=engine.name)
 

@@ -17,17 +17,7 @@ import numpy as np
 
 from indexset.native.prune import propagate_bounds
 from indexset.search.system import System, bounded
-
-VECTORIZED_CELLS = 1 << 18
-"""Systems with at most this many coefficients are propagated by NumPy,
-larger ones by the compiled kernel (each NumPy round costs time per
-coefficient, and a system built to fix one unit a round needs up to n
-rounds; on the systems below the cap that stays under Numba's load)."""
-
-ROUNDS_PER_UNKNOWN = 4
-"""Propagation stops after ``ROUNDS_PER_UNKNOWN · n + 64`` rounds: a 0/1 system
-reaches its fixpoint within n + 1 rounds, and wide bounded domains that shrink a
-little per round (two rows bounding each other) are left to the search."""
+from indexset.search.tuning import DEFAULT, SearchTuning
 
 
 @dataclass
@@ -79,11 +69,13 @@ def row_bounds(system: System) -> tuple[np.ndarray, np.ndarray]:
     return system.t - slack, system.t + slack
 
 
-def prune(system: System, vectorized_cells: int = VECTORIZED_CELLS) -> Pruning:
+def prune(system: System, tuning: SearchTuning = DEFAULT) -> Pruning:
     """Interval propagation to a fixpoint, then the component split.
 
-    Systems of at most ``vectorized_cells`` coefficients are propagated by
-    NumPy, larger ones by the compiled kernel, and systems whose activities
+    Systems of at most ``tuning.vectorized_cells`` coefficients are
+    propagated by NumPy (each round costs time per coefficient, and a system
+    built to fix one unknown a round needs up to n rounds), larger ones by
+    the compiled kernel, and systems whose activities
     could overflow int64 by NumPy on Python integers (the same fixpoint
     every way).
     """
@@ -91,12 +83,12 @@ def prune(system: System, vectorized_cells: int = VECTORIZED_CELLS) -> Pruning:
     high = np.array(system.bounds(), dtype=object)
     row_low, row_high = row_bounds(system)
     if system.m:
-        rounds = ROUNDS_PER_UNKNOWN * system.n + 64
+        rounds = tuning.rounds_per_unknown * system.n + 64
         narrow = system.fits_int64() and all(abs(int(v)) < 2**60 for v in np.concatenate([row_low, row_high]))
         if narrow:
             low, high = low.astype(np.int64), high.astype(np.int64)
             M, row_low, row_high = system.M.astype(np.int64), row_low.astype(np.int64), row_high.astype(np.int64)
-            propagate = propagate_vectorized if system.M.size <= vectorized_cells else propagate_bounds
+            propagate = propagate_vectorized if system.M.size <= tuning.vectorized_cells else propagate_bounds
         else:
             M, propagate = system.M, propagate_vectorized
         if propagate(M, row_low, row_high, low, high, rounds) < 0:

@@ -1,7 +1,7 @@
 """Split lattice searches as Dask tasks: the protocol of cutting, running and merging parts.
 
 The lattice engine's tree is cut at the highest level with at least
-:data:`PARTS` nodes (:func:`indexset.search.lattice.walk.split_tree`);
+:attr:`~indexset.search.cluster_tuning.ClusterTuning.parts` nodes (:func:`indexset.search.lattice.walk.split_tree`);
 each node fixes the top coordinates ``x[level:]`` and is one task. The
 enumeration is deterministic, every leaf lies below exactly one node of
 the level, and a task walks exactly the subtree the whole enumeration
@@ -20,7 +20,7 @@ would walk below its node, in the same order. Hence:
 
 Parts learn that they should stop (time limit, Ctrl-C, an earlier solution)
 from a Dask ``Variable`` holding the lowest part index still wanted, polled
-every :data:`CHECK_SECONDS`: Dask cannot interrupt a running task. The
+every ``check_seconds`` of the cluster's tuning: Dask cannot interrupt a running task. The
 cluster itself (start, close) is :mod:`indexset.search.cluster`.
 Library code: nothing here prints.
 """
@@ -30,35 +30,15 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from dataclasses import dataclass
 
 import numpy as np
 
 from indexset.budget import INTERRUPTED, Budget
+from indexset.search.cluster_tuning import DEFAULT as CLUSTER_DEFAULT
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.system import System
 from indexset.trace import Reporter
-
-PARTS = 256
-"""Subtrees a split search aims at (at least :data:`PARTS_PER_WORKER` per
-worker on big clusters). Fixed rather than proportional to the workers, so
-the split, and every node count, is the same on 1, 2 or 16 workers."""
-
-PARTS_PER_WORKER = 16
-
-CHECK_SECONDS = 0.25
-"""How often a running part asks the scheduler whether it is still wanted."""
-
-POLL_SECONDS = 0.2
-"""How often the client looks at the time limit and the stop request."""
-
-GRACE_SECONDS = 3.0
-"""How long stopped parts may take to report what they found."""
-
-DELETE_AFTER_SECONDS = 5.0
-"""Delay before a search's cut-off Variable is deleted on the scheduler."""
-
-RETRIES = 3
-"""Re-runs of a task that failed (a lost worker is handled by the scheduler)."""
 
 
 # ========================================================== cut-off flag
@@ -82,22 +62,22 @@ class Cutoff:
 class RemoteStop:
     """``stop.is_set()`` inside a task: true once the cut-off drops to ``index`` or below.
 
-    Polls the Variable at most every :data:`CHECK_SECONDS`, the first time
+    Polls the Variable at most every ``check_seconds``, the first time
     after that long (a round trip to the scheduler costs more than most parts; parts
     not started when the search stops are cancelled by the scheduler). A
     variable that cannot be read (deleted, scheduler gone) means stop.
     """
 
-    def __init__(self, name: str, index: int) -> None:
-        self.name, self.index = name, index
-        self._next = time.monotonic() + CHECK_SECONDS
+    def __init__(self, name: str, index: int, check_seconds: float = CLUSTER_DEFAULT.check_seconds) -> None:
+        self.name, self.index, self.check_seconds = name, index, check_seconds
+        self._next = time.monotonic() + check_seconds
         self._set = False
 
     def is_set(self) -> bool:
         now = time.monotonic()
         if self._set or now < self._next:
             return self._set
-        self._next = now + CHECK_SECONDS
+        self._next = now + self.check_seconds
         from distributed import Variable
 
         try:
@@ -122,7 +102,7 @@ def subproblem(system: System, lattice, tuning: LatticeTuning = DEFAULT) -> dict
 
 
 def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadline_epoch: float | None, cutoff: str | None, index: int,
-             count_only: bool = False) -> dict:
+             count_only: bool = False, check_seconds: float = CLUSTER_DEFAULT.check_seconds) -> dict:
     """Task: walk one subtree (``x[level:] = prefix``) of the shared tree.
 
     Parameters
@@ -138,6 +118,10 @@ def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadl
         Name of the search's cut-off Variable (None: never asked to stop).
     index : int
         This part's index in the split.
+    count_only : bool
+        Count the subtree's solutions, keeping the first.
+    check_seconds : float
+        How often the part asks whether it is still wanted.
 
     Returns
     -------
@@ -151,7 +135,7 @@ def run_part(shared: dict, prefix: np.ndarray, level: int, find_all: bool, deadl
     lattice = Lattice.from_payload(shared["lattice"])
     system = System(shared["M"], shared["t"], upper=shared["upper"])
     deadline = None if deadline_epoch is None else began + (deadline_epoch - time.time())
-    budget = Budget(deadline, RemoteStop(cutoff, index) if cutoff else Budget().stop, began)
+    budget = Budget(deadline, RemoteStop(cutoff, index, check_seconds) if cutoff else Budget().stop, began)
     outcome = _walk().search_subtree(system, lattice, prefix, level, find_all=find_all, budget=budget, coord_mask=shared["coord_mask"], tuning=shared["tuning"],
                                      count_only=count_only)
     outcome.update(index=index, seconds=round(time.perf_counter() - began, 4), worker=f"{os.uname().nodename}:{os.getpid()}")
@@ -202,14 +186,14 @@ def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Bu
     client = cluster.client_or_none(budget)
     if client is None:
         return None
-    target = cluster.parts or max(PARTS, PARTS_PER_WORKER * cluster.threads())
+    target = cluster.parts or max(cluster.tuning.parts, cluster.tuning.parts_per_worker * cluster.threads())
     prefixes, level, split_nodes = _walk().split_tree(system, lattice, target, budget, tuning)
     facts = {"split_level": level, "parts": len(prefixes or []), "split_nodes": split_nodes, "cluster": cluster.to_json()}
     if prefixes is None:
         return [], False, budget.halt_reason() or INTERRUPTED, dict(facts, nodes=split_nodes)
     if not prefixes:
         return [], True, None, dict(facts, nodes=split_nodes)
-    parts = _Parts(client, system, lattice, prefixes, level, find_all, budget, tuning, count_only)
+    parts = _Parts(client, _Task(system, lattice, prefixes, level, find_all, count_only), budget, tuning, cluster.tuning)
     cluster.forget_later(parts.cutoff.variable)
     try:
         interrupted = parts.collect(progress, began)
@@ -232,24 +216,37 @@ def enumerate_split(system: System, lattice, cluster, find_all: bool, budget: Bu
     return solutions, complete, interrupted, facts
 
 
+@dataclass(frozen=True)
+class _Task:
+    """What one split search runs: the system, its lattice, the subtrees' prefixes at ``level``, and what to collect."""
+
+    system: System
+    lattice: object
+    prefixes: list
+    level: int
+    find_all: bool
+    count_only: bool
+
+
 class _Parts:
     """The futures of one split search and what came back."""
 
-    def __init__(self, client, system, lattice, prefixes, level, find_all, budget: Budget, tuning: LatticeTuning, count_only: bool = False) -> None:
+    def __init__(self, client, task: _Task, budget: Budget, tuning: LatticeTuning, cluster_tuning) -> None:
         self.client = client
-        self.find_all = find_all
-        self.count = len(prefixes)
+        self.find_all = task.find_all
+        self.count = len(task.prefixes)
         self.budget = budget
+        self.cluster_tuning = cluster_tuning
         self.cutoff = Cutoff(client, self.count)
         left = budget.remaining()
         epoch = None if left is None else time.time() + left
         token = uuid.uuid4().hex[:12]
-        shared = client.submit(_identity, subproblem(system, lattice, tuning), key=f"indexset-tree-{token}", pure=False)
+        shared = client.submit(_identity, subproblem(task.system, task.lattice, tuning), key=f"indexset-tree-{token}", pure=False)
         # Submitted in index order: Dask starts them first in, first out.
         self.pending = {
-            client.submit(run_part, shared, prefix, level, find_all, epoch, self.cutoff.variable.name, i, count_only, key=f"indexset-part-{token}-{i}", retries=RETRIES,
-                          pure=False): i
-            for i, prefix in enumerate(prefixes)
+            client.submit(run_part, shared, prefix, task.level, task.find_all, epoch, self.cutoff.variable.name, i, task.count_only, cluster_tuning.check_seconds,
+                          key=f"indexset-part-{token}-{i}", retries=cluster_tuning.retries, pure=False): i
+            for i, prefix in enumerate(task.prefixes)
         }
         self.shared = shared
         self.futures = [shared, *self.pending]
@@ -267,7 +264,7 @@ class _Parts:
         while self._wanted():
             batch = arrivals.next_batch(block=False)
             if not batch:
-                time.sleep(POLL_SECONDS)
+                time.sleep(self.cluster_tuning.poll_seconds)
             for future in batch:
                 if future in self.pending and self.pending[future] < self.cutoff.value:  # else cancelled meanwhile
                     self._take(future)
@@ -306,7 +303,7 @@ class _Parts:
         self.client.cancel(queued)
         for future in queued:
             self.pending.pop(future)
-        _wait_all(list(self.pending), GRACE_SECONDS)
+        _wait_all(list(self.pending), self.cluster_tuning.grace_seconds)
         for future in list(self.pending):
             if future.status == "finished":
                 self._take(future)

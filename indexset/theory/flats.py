@@ -433,7 +433,7 @@ def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTu
     if not M:
         return SubCase([], "found")
     system = System(np.array(M, dtype=object), np.array(t, dtype=object), None, list(range(len(M))))
-    result = decide_system(system, time_limit=budget.remaining(), stop=budget.stop, brute_width=tuning.brute_width)
+    result = decide_system(system, budget=budget.timed_from_now(), brute_width=tuning.brute_width)
     if result.status == FEASIBLE:
         return SubCase([active[i] for i in result.index_set], "found")
     if result.status == INFEASIBLE:

@@ -49,6 +49,7 @@ from indexset.model.files import atomic_write
 from indexset.search import bkz
 from indexset.search.engines import brute, cpsat
 from indexset.search.system import build_system
+from indexset.search.tuning import DEFAULT as SEARCH_TUNING
 from indexset.solver import solve
 from indexset.workflows.vocabulary import BENCH_FAMILIES, BENCH_METHODS
 
@@ -356,8 +357,8 @@ def _milp_outcome(instance, result) -> dict:
 
 
 def _run_brute(instance) -> dict:
-    if instance.n > brute.MAX_WIDTH:
-        return _outcome(SKIPPED, note=f"skipped: brute force is for n ≤ {brute.MAX_WIDTH}")
+    if instance.n > SEARCH_TUNING.brute_max_width:
+        return _outcome(SKIPPED, note=f"skipped: brute force is for n ≤ {SEARCH_TUNING.brute_max_width}")
     supports = brute.absorbing_sets_brute(instance)
     reason = f"brute force over all 2^{instance.n} subsets: {len(supports)} solution(s)"
     if supports:

@@ -16,7 +16,7 @@ import uuid
 
 import indexset.workflows.bench as bench
 from indexset.search.cluster import Cluster
-from indexset.search.split import POLL_SECONDS, RETRIES, Cutoff, RemoteStop, forget
+from indexset.search.split import Cutoff, RemoteStop, forget
 
 
 def bench_run(sweep_json: dict, method: str, n: int, seed: int, cutoff: str | None) -> dict:
@@ -69,7 +69,7 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
     cutoff = Cutoff(client, 1)
     cluster.forget_later(cutoff.variable)
     token = uuid.uuid4().hex[:12]
-    futures = [client.submit(bench_run, sweep_json, m, n, s, cutoff.variable.name, key=f"indexset-run-{token}-{i}", retries=RETRIES, pure=False) for i, (m, n, s) in enumerate(points)]
+    futures = [client.submit(bench_run, sweep_json, m, n, s, cutoff.variable.name, key=f"indexset-run-{token}-{i}", retries=cluster.tuning.retries, pure=False) for i, (m, n, s) in enumerate(points)]
     runs = [None] * len(points)
     index = {f: i for i, f in enumerate(futures)}
     pending = set(futures)
@@ -78,7 +78,7 @@ def map_runs(cluster: Cluster, sweep_json: dict, points: list, stop=None, on_don
         while pending:
             batch = [f for f in arrivals.next_batch(block=False) if f in pending]
             if not batch:
-                time.sleep(POLL_SECONDS)
+                time.sleep(cluster.tuning.poll_seconds)
             pending -= set(batch)
             for future in batch:
                 runs[index[future]] = _run_outcome(future)

@@ -145,7 +145,7 @@ def test_degenerate_decision_spends_the_callers_remaining_time(monkeypatch):
     original = solver.decide_degenerate
 
     def spy(instance, **options):
-        seen.append(options.get("time_limit"))
+        seen.append(options["budget"].remaining())  # the caller's one budget, passed down whole
         return original(instance, **options)
 
     monkeypatch.setattr(solver, "decide_degenerate", spy)

@@ -359,7 +359,7 @@ def test_distance_is_zero_for_an_exact_flip_in_floats(tmp_path, capsys):
 def test_distance_on_the_gram_path_is_its_certificate(tmp_path, capsys):
     """A block big enough for the Gram path inside solve: the distance is that certificate's, not a second computation."""
     rng = np.random.default_rng(5)
-    d, n = 40, 40  # d²·n = 64 000 > GRAM_SIZE
+    d, n = 40, 40  # d²·n = 64 000 > GramTuning.first_from_cells
     instance = Instance(rng.standard_normal((n, d)), rng.standard_normal((d, n)))
     _code, payload = solve_json(capsys, save(instance, tmp_path))
     assert payload["engine"] == "gram" and payload["certificate"]["kind"] == "gram_distance_bound"

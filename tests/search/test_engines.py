@@ -17,6 +17,7 @@ import threading
 import numpy as np
 import pytest
 
+from indexset.budget import Budget
 from indexset.search.engines import NAMES, Engine, get_engine
 from indexset.search.reduce import reduce_system
 from indexset.search.system import System, plain_system
@@ -85,14 +86,17 @@ def test_engine_agrees_with_the_brute_force(name, system):
     assert all(system.is_solution(s) for s in (every.solutions or []))
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["stop", "budget"])
 @pytest.mark.parametrize("name", NAMES)
-def test_engine_stops_when_asked(name):
+def test_engine_stops_when_asked(name, shared):
     rng = np.random.default_rng(0)
     A = rng.integers(-1000, 1001, size=(4, 20))
     system = plain_system(A, A @ rng.integers(0, 2, size=20))
     stop = threading.Event()
     stop.set()
-    result = get_engine(name).search(system, reduce_system(system.M, system.t), stop=stop)
+    # The stop request alone, or inside the Budget a caller shares with every stage.
+    asked = {"budget": Budget.of(None, stop)} if shared else {"stop": stop}
+    result = get_engine(name).search(system, reduce_system(system.M, system.t), **asked)
     assert result.status in ("unknown", "feasible", "infeasible")
     if result.status != "unknown":
         assert result.status == "feasible" and system.is_solution(result.index_set)

@@ -22,6 +22,7 @@ from indexset.search.portfolio import run_portfolio
 from indexset.search.prune import prune
 from indexset.search.reduce import check_span_certificate, reduce_system
 from indexset.search.system import System, fit_coefficients, plain_system
+from indexset.search.tuning import SearchTuning
 
 
 def random_system(rng, m, n, bound, planted):
@@ -123,7 +124,7 @@ def test_lattice_infeasible_is_genuine():
 def test_pruning_never_cuts_a_solution(seed, kernel):
     for M, t in systems(100 + seed, 60):
         reference = solve_system_brute(M, t)
-        pruning = prune(plain_system(M, t), vectorized_cells=10**9 if kernel == "vectorized" else 0)
+        pruning = prune(plain_system(M, t), SearchTuning(vectorized_cells=10**9 if kernel == "vectorized" else 0))
         if pruning.infeasible:
             assert reference == []
             continue

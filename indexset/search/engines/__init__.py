@@ -12,9 +12,11 @@ engine against the brute force.
   system when the caller has it (z0, LLL-reduced kernel basis K), else None.
 - ``find_all``: enumerate every solution (no duplicates) instead of
   stopping at the first.
-- ``time_limit`` in seconds (None: no limit); ``stop`` a
-  ``threading.Event`` that asks the engine to stop, which it honours within
-  a fraction of a second; ``progress(dict)`` is called now and then with counters.
+- ``budget``: the :class:`indexset.budget.Budget` (deadline and stop
+  request) the caller shares with every stage; or, when it is None,
+  ``time_limit`` in seconds (None: no limit) and ``stop``, a
+  ``threading.Event``. The engine honours a stop within a fraction of a
+  second; ``progress(dict)`` is called now and then with counters.
 - ``count_only`` (an option every engine declares): with ``find_all``,
   count every solution but list only the first (or a few).
 - The box is 0 ≤ z_j ≤ u_j (``system.upper``; 0/1 when None). A solution
@@ -52,7 +54,7 @@ class Engine(Protocol):
     options: tuple
     """Engine-specific keyword options that ``search`` accepts (beyond the common ones)."""
 
-    def search(self, system, reduction=None, *, find_all: bool = False, time_limit: float | None = None,
+    def search(self, system, reduction=None, *, find_all: bool = False, budget=None, time_limit: float | None = None,
                seed: int = 0, stop=None, progress=None, **options) -> Result:
         """Decide the system (see the module documentation)."""
         ...

@@ -14,12 +14,12 @@ import numpy as np
 
 from indexset.exact.verify import require_odd_linear
 from indexset.model.instance import Instance, exact_value
+from indexset.search.tuning import DEFAULT as TUNING
 
-MAX_WIDTH = 22
 """Largest n the brute force accepts (2^22 subsets)."""
 
 
-def solve_system_brute(M, t, max_width: int = MAX_WIDTH, upper=None) -> list[list[int]]:
+def solve_system_brute(M, t, max_width: int = TUNING.brute_max_width, upper=None) -> list[list[int]]:
     """Every solution of ``M z = t`` over 0/1 z (as sorted supports), or over 0 ≤ z_j ≤ ``upper[j]`` (as values).
 
     Parameters
@@ -103,7 +103,7 @@ def absorbing_sets_brute(instance: Instance) -> list[list[int]]:
 
 
 class BruteEngine:
-    """Every point of the box, checked exactly: the reference engine (boxes of at most 2^:data:`MAX_WIDTH` points).
+    """Every point of the box, checked exactly: the reference engine (boxes of at most 2^``SearchTuning.brute_max_width`` points).
 
     Systems with a slack are checked row by row against it. It honours a
     stop request and the time limit between blocks of points.
@@ -112,21 +112,23 @@ class BruteEngine:
     name = "brute"
     options = ("min_size", "count_only")
 
-    def search(self, system, reduction=None, *, find_all: bool = False, time_limit=None, seed: int = 0, stop=None, progress=None, min_size: int = 0,
+    def search(self, system, reduction=None, *, find_all: bool = False, budget=None, time_limit=None, seed: int = 0, stop=None, progress=None, min_size: int = 0,
                count_only: bool = False):
         """Enumerate every point (see :mod:`indexset.search.engines`; ``count_only``: keep the first solution, count the others)."""
         import time
 
+        from indexset.budget import Budget
         from indexset.result import FEASIBLE, INFEASIBLE, UNKNOWN, Result
 
+        budget = budget or Budget.of(time_limit, stop)
         start = time.perf_counter()
         bounds = system.bounds()
         size = math.prod(u + 1 for u in bounds)
-        if size > 1 << MAX_WIDTH:
-            return Result(UNKNOWN, f"brute force is for boxes of at most 2^{MAX_WIDTH} points, got {size}", engine=self.name)
+        if size > 1 << TUNING.brute_max_width:
+            return Result(UNKNOWN, f"brute force is for boxes of at most 2^{TUNING.brute_max_width} points, got {size}", engine=self.name)
         found, count = [], 0
         for index, values in enumerate(itertools.product(*(range(u + 1) for u in bounds))):
-            if index % 4096 == 0 and ((stop is not None and stop.is_set()) or (time_limit is not None and time.perf_counter() - start > time_limit)):
+            if index % TUNING.brute_poll_points == 0 and budget.expired():
                 return Result(UNKNOWN, "brute force stopped before the end", engine=self.name, solutions=found, time_s=time.perf_counter() - start)
             solution = system.solution(values)
             if system.size(solution) >= min_size and system.is_solution(solution):

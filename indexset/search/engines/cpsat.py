@@ -145,9 +145,9 @@ def _collector_class():
     return Collector
 
 
-def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2, count_only=False) -> Result:
+def search(system, reduction=None, *, find_all=False, budget=None, time_limit=None, seed=0, stop=None, progress=None, min_size=0, workers=2, count_only=False) -> Result:
     """Search the system with CP-SAT (see :mod:`indexset.search.engines` for the contract; ``count_only``: keep the first solution, count the others)."""
-    budget = Budget.of(time_limit, stop)
+    budget = budget or Budget.of(time_limit, stop)
     start = budget.start
     if budget.stopped():
         return Result(UNKNOWN, f"CP-SAT: {INTERRUPTED} before it started", engine=NAME)
@@ -173,14 +173,14 @@ def search(system, reduction=None, *, find_all=False, time_limit=None, seed=0, s
     accept = system.is_solution if relaxed else (lambda support: True)
     collector = _collector_class()(system, z, find_all, progress, accept, count_only and find_all)
     finished = threading.Event()
-    watcher = _watch(stop, finished, solver)
+    watcher = _watch(budget.stop, finished, solver)
     try:
         status = solver.solve(model, collector)
     finally:
         finished.set()
         if watcher:
             watcher.join()
-    stopped = stop is not None and stop.is_set()
+    stopped = budget.stopped()
     return _result(status, collector.solutions, find_all or relaxed, stopped, mode, time.perf_counter() - start, find_all, collector.count)
 
 def _watch(stop, finished, solver):

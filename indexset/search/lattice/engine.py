@@ -48,8 +48,8 @@ from indexset.search.system import System
 from indexset.trace import Trace
 
 
-def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, time_limit: float | None = None, seed: int = 0,
-           stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None,
+def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, budget: Budget | None = None, time_limit: float | None = None,
+           seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None,
            tuning: LatticeTuning = DEFAULT, count_only: bool = False) -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
@@ -63,6 +63,9 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     find_all : bool
         Enumerate every solution (each exactly once) instead of stopping at
         the first.
+    budget : Budget, optional
+        The caller's deadline and stop request (then ``time_limit`` and
+        ``stop`` are not read).
     time_limit : float, optional
         Seconds; the search stops with ``unknown`` (and what it found) after it.
     seed : int
@@ -104,7 +107,7 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
         ``feasible`` with the solutions found, ``infeasible`` after a
         complete search (or an exact certificate), else ``unknown``.
     """
-    budget = Budget.of(time_limit, stop)
+    budget = budget or Budget.of(time_limit, stop)
     if system.slack is not None:
         return answers.unknown(Job(system, None, budget=budget), "the lattice engine decides exact equations only; tolerance systems (slack) are left to the CP-SAT engine")
     if reduction is None or (reduction.span_feasible and reduction.integer_feasible is None):

@@ -71,8 +71,10 @@ class LatticeTuning:
     # The kernel's walk.
     single_precision: bool = True  # W in float32 where its error bound allows (exact leaf tests; margins that cover it, MATH.md §6.1).
     chunk_seconds: float = 0.05  # target wall time of one kernel call between time-limit, stop and progress checks.
+    first_chunk_nodes: int = 1 << 12  # nodes of a walk's first kernel call; later calls are sized to chunk_seconds.
     coord_sample: int = 1 << 20  # nodes after which the per-coordinate bounds stay on only where they paid.
     coord_min_gain: float = 2.0  # they pay at a level where they narrowed at least this share of the intervals (above 1: nowhere; then off from the start).
+    coord_min_tries: int = 100  # ... and where they were tried at least this many times by then (fewer tell nothing).
     split_from: int = 24  # lattices of at most this dimension are walked by one thread and not estimated.
     subtrees_per_worker: int = 32  # a shared walk splits at the highest level with this many nodes per thread.
 

@@ -102,7 +102,7 @@ class Run:
 
     def drive(self, walk: native.Walk, floor: int, split: int, on_prefix=None, progress=None) -> bool:
         """Run the kernel on ``walk`` until DONE (True) or a halt (False)."""
-        budget = 1 << 12
+        budget = self.tuning.first_chunk_nodes
         istate = walk.istate
         counted, solved = int(istate[native.NODES]), int(istate[native.SOLUTIONS])
         while not self.halted():
@@ -131,7 +131,7 @@ class Run:
         coord = self.tree.coord
         tries, cuts = coord[1], coord[2]
         coord[0, coord[0] > 0] = 2
-        coord[0, (tries < 100) | (cuts < self.tuning.coord_min_gain * tries)] = 0
+        coord[0, (tries < self.tuning.coord_min_tries) | (cuts < self.tuning.coord_min_gain * tries)] = 0
 
     def coord_levels_off(self) -> int:
         """Levels where the per-coordinate bounds are off."""
