@@ -29,7 +29,7 @@ from .config import kernel
 from .tree import LEAVES, LEVEL, NODES, PHASE, RETURNED, SOLUTIONS, Tree, Walk, new_walk
 
 __all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "advance_l1", "advance_weighted_l1", "coordinate_window", "determined_l1", "determined_ok", "enumerate_box",
-           "estimate_tree", "holder_ok", "integers_in", "leaf_ok", "new_walk", "start_below", "window"]
+           "estimate_tree", "holder_ok", "integers_in", "leaf_ok", "nearest_when_none", "new_walk", "start_below", "window"]
 
 RUNNING = 0
 """Status: node budget used up; call again with the same state to go on."""
@@ -75,6 +75,21 @@ def coordinate_window(c, w, cinv, chalf):
 def integers_in(low, high, ylo_i, yhi_i):
     """The integers of a real window within the dual bounds (cut 5): ``(first, last)`` as floats (empty when first > last)."""
     return np.maximum(np.ceil(low - SLACK), ylo_i), np.minimum(np.floor(high + SLACK), yhi_i)
+
+
+@kernel(inline=True)
+def nearest_when_none(c, low, high, first, last, ylo_i, yhi_i):
+    """A relaxed pruned tree's integers at a level: where the real window holds none, the one nearest the centre c.
+
+    ``(first, last)`` from :func:`integers_in`, unchanged unless the real
+    window ``[low, high]`` is not empty but holds no integer; then, of the
+    two integers around it, the one nearer c, when the dual bounds allow it
+    (MATH.md §6.1, relaxed pruning). Works on scalars and arrays.
+    """
+    below, above = np.floor(high + SLACK), np.ceil(low - SLACK)
+    nearest = np.minimum(np.maximum(np.rint(c), below), above)
+    none = (above > below) & (low <= high) & (nearest >= ylo_i) & (nearest <= yhi_i)
+    return first + none * (nearest - first), last + none * (nearest - last)
 
 
 @kernel(inline=True)
@@ -202,6 +217,8 @@ def _enter_level(i, tree, walk):
     if tree.coord[0, i] and low <= high:
         low, high = _coordinate_bounds(i, c, low, high, tree, walk.W)
     first, last = integers_in(low, high, tree.ylo[i], tree.yhi[i])
+    if tree.relaxed:
+        first, last = nearest_when_none(c, low, high, first, last, tree.ylo[i], tree.yhi[i])
     low_i = int(first)
     high_i = int(last)
     if tree.symmetric and walk.zflag[i + 1] and low_i < 0:
@@ -290,7 +307,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     """
     istate, x, ctr, up, dn, lo, hi = walk.istate, walk.x, walk.ctr, walk.up, walk.dn, walk.lo, walk.hi
     taken, disc, zflag = walk.taken, walk.disc, walk.zflag
-    symmetric, count_only = tree.symmetric, tree.count_only
+    symmetric, count_only, relaxed = tree.symmetric, tree.count_only, tree.relaxed
     W, bstar, det_start, det_limit, weight, fixed_l1, lpart = walk.W, tree.bstar, tree.det_start, tree.det_limit, tree.weight, walk.fixed_l1, walk.lpart
     stale, partsum = walk.stale, walk.partsum
     muT, bound2, hold, ylo, yhi, coord = tree.muT, tree.bound2, tree.hold, tree.ylo, tree.yhi, tree.coord
@@ -405,6 +422,8 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         if coord[0, i] and low <= high:
             low, high = _coordinate_bounds(i, c, low, high, tree, W)
         first, last = integers_in(low, high, ylo[i], yhi[i])
+        if relaxed:
+            first, last = nearest_when_none(c, low, high, first, last, ylo[i], yhi[i])
         low_i = int(first)
         high_i = int(last)
         if symmetric and zflag[i + 1] and low_i < 0:

@@ -17,7 +17,8 @@ every walk asks the same questions of the same data (MATH.md §6.1):
 
 Each question is one kernel of :mod:`indexset.native.enumerate` (``window``,
 ``coordinate_window``, ``integers_in``, ``determined_ok``, ``holder_ok``,
-``advance_l1``, ``leaf_ok``), scalar arithmetic that Numba inlines into the
+``advance_l1``, ``leaf_ok``; ``nearest_when_none`` for a relaxed pruned
+tree), scalar arithmetic that Numba inlines into the
 compiled walks there, and that the NumPy walk
 (:mod:`indexset.search.lattice.breadth`) calls, from its Python source, on
 arrays of nodes (the same expressions, elementwise). The walks differ only
@@ -38,7 +39,7 @@ from collections import namedtuple
 import numpy as np
 
 Tree = namedtuple("Tree", "muT rr bstar cinv chalf hold ylo yhi bound2 cperp2 tol tol_abs symmetric coord basis offset exact det_start "
-                          "weight det_limit half count_only")
+                          "weight det_limit half count_only relaxed")
 Tree.__doc__ = """The enumeration tree of one basis: what every walk of it reads.
 
 Fields
@@ -107,6 +108,11 @@ count_only : bool
     The walk stops at the first leaf that passes the exact leaf test, and
     counts the others itself (``istate[SOLUTIONS]``) instead of stopping at
     each one (exact trees only).
+relaxed : bool
+    A pruned tree whose profile bends: at a level whose real window holds
+    no integer, the integer nearest the centre is tried once
+    (:func:`~indexset.native.enumerate.nearest_when_none`, MATH.md §6.1).
+    Only incomplete walks take it; the complete tree never does.
 """
 
 Walk = namedtuple("Walk", "istate x ctr lpart W lo hi up dn zflag partsum stale lows highs taken disc fixed_l1")

@@ -2,8 +2,10 @@
 
 The walks are the kernel's depth-first walk (whole, and split into the
 subtrees below one level), the NumPy breadth-first walk and Knuth's
-estimate (its mean over many descents is the tree's size). Their solutions
-are held to brute force, independently of the engine.
+estimate (its mean over many descents is the tree's size). The trees are
+the complete one, a pruned one and the same pruned one relaxed (MATH.md
+§6.1). Their solutions are held to brute force, independently of the
+engine: all of them on the complete tree, some of them on a pruned one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from indexset.native import enumerate as kernel
 from indexset.search import lattice
 from indexset.search.engines.brute import solve_system_brute
 from indexset.search.lattice import breadth
+from indexset.search.lattice.pruned import pruning_profile
 from indexset.search.reduce import reduce_system
 from indexset.search.system import plain_system
 
@@ -40,6 +43,14 @@ def _random_lattices(seed: int, count: int):
         coord = np.zeros((3, built.D), dtype=np.int64)
         coord[0] = 2 * int(rng.integers(0, 2))  # on (settled) or off, the same for every walk
         yield system, built, coord
+
+
+def _trees(built, coord):
+    """``(kind, tree)``: the complete tree, a tight linear profile's, and that profile's relaxed (each with its own counters)."""
+    profile = pruning_profile(built, 0.1)
+    yield "complete", built.tree(coord=coord.copy())
+    yield "pruned", built.tree(profile, coord.copy())
+    yield "relaxed", built.tree(profile, coord.copy(), relaxed=True)
 
 
 def _add(found: set, solution) -> None:
@@ -77,26 +88,46 @@ def _subtree(system, built, tree, prefix, level):
 @pytest.mark.parametrize("seed", range(4))
 def test_every_walk_of_one_tree_visits_the_same_nodes_and_leaves(seed):
     for system, built, coord in _random_lattices(seed, 12):
-        tree = built.tree(coord=coord)
         expected = {tuple(s) for s in solve_system_brute(system.M, system.t, upper=system.upper)}
-        nodes, leaves, found, _ = _kernel_walk(system, built, tree)
-        assert found == expected
-        numpy_leaves, numpy_nodes = breadth.walk_breadth_first(tree, built.start(), 10**7)
-        assert numpy_nodes == nodes and len(numpy_leaves) == leaves
-        assert {tuple(s) for s in (lattice.decode(built, x, system) for x in numpy_leaves) if s is not None} == expected
-        if built.D >= 3:  # split below a middle level: the prefixes' walk and the subtrees partition the tree
-            level = built.D // 2
-            top_nodes, _, _, prefixes = _kernel_walk(system, built, built.tree(coord=coord.copy()), split=level)
-            parts = [_subtree(system, built, built.tree(coord=coord.copy()), prefix, level) for prefix in prefixes]
-            assert top_nodes + sum(p[0] for p in parts) == nodes
-            assert sum(p[1] for p in parts) == leaves and set().union(*(p[2] for p in parts)) == expected
+        walked = {}
+        for kind, tree in _trees(built, coord):
+            nodes, leaves, found, _ = _kernel_walk(system, built, tree)
+            walked[kind] = nodes, found
+            assert found == expected if kind == "complete" else found <= expected
+            numpy_leaves, numpy_nodes = breadth.walk_breadth_first(tree, built.start(), 10**7)
+            assert numpy_nodes == nodes and len(numpy_leaves) == leaves
+            assert {tuple(s) for s in (lattice.decode(built, x, system) for x in numpy_leaves) if s is not None} == found
+            if built.D >= 3:  # split below a middle level: the prefixes' walk and the subtrees partition the tree
+                level = built.D // 2
+                top_nodes, _, _, prefixes = _kernel_walk(system, built, tree._replace(coord=coord.copy()), split=level)
+                parts = [_subtree(system, built, tree._replace(coord=coord.copy()), prefix, level) for prefix in prefixes]
+                assert top_nodes + sum(p[0] for p in parts) == nodes
+                assert sum(p[1] for p in parts) == leaves and set().union(*(p[2] for p in parts)) == found
+        # Relaxing adds nodes to the pruned tree and removes none.
+        assert walked["relaxed"][0] >= walked["pruned"][0] and walked["relaxed"][1] >= walked["pruned"][1]
+
+
+def test_relaxing_the_complete_tree_adds_no_solution():
+    for system, built, coord in _random_lattices(7, 12):
+        expected = {tuple(s) for s in solve_system_brute(system.M, system.t, upper=system.upper)}
+        assert _kernel_walk(system, built, built.tree(coord=coord.copy(), relaxed=True))[2] == expected
+
+
+def test_a_relaxed_pass_finds_a_solution_its_profile_cuts():
+    found_more = 0
+    for system, built, coord in _random_lattices(11, 40):
+        profile = pruning_profile(built, 0.0)
+        plain = _kernel_walk(system, built, built.tree(profile, coord.copy()))[2]
+        relaxed = _kernel_walk(system, built, built.tree(profile, coord.copy(), relaxed=True))[2]
+        found_more += relaxed > plain
+    assert found_more  # the relaxation reaches solutions the tight profile alone cuts
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_both_estimates_average_to_the_size_of_the_tree(seed):
     sizes = []
     for system, built, coord in _random_lattices(100 + seed, 15):
-        tree = built.tree(coord=coord)
+        _kind, tree = list(_trees(built, coord))[len(sizes) % 3]
         nodes = _kernel_walk(system, built, tree)[0]
         if nodes < 40:
             continue

@@ -162,7 +162,8 @@ class Lattice:
         """Whether a tree is to be walked: the float data are trusted and no exact proof already says no box point exists."""
         return self.problem is None and not self.infeasible
 
-    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None, single: bool = False, count_only: bool = False) -> native.Tree:
+    def tree(self, bound2: np.ndarray | None = None, coord: np.ndarray | None = None, single: bool = False, count_only: bool = False,
+             relaxed: bool = False) -> native.Tree:
         """The kernel's :class:`~indexset.native.tree.Tree` (under ``bound2``, default the radius at every level).
 
         ``coord`` is the per-level switch and counters of the per-coordinate
@@ -170,7 +171,9 @@ class Lattice:
         keep W in float32 when :func:`single_precision` allows it (an exact
         leaf test and a small error bound), with margins that cover it.
         ``count_only``: the walk counts its solutions itself (only on exact
-        lattices, whose leaf test is exact).
+        lattices, whose leaf test is exact). ``relaxed``: a pruned tree that
+        tries the integer nearest the centre where ``bound2`` leaves a level
+        none (MATH.md §6.1).
         """
         data = self.data
         if coord is None:
@@ -187,7 +190,7 @@ class Lattice:
             chalf = chalf + entry * np.abs(data.cinv)  # cut 3 reads W too
         return native.Tree(data.muT, data.rr, bstar, data.cinv, chalf, data.hold, data.ylo, data.yhi, bound2, data.cperp2, tol, tol_abs,
                            self.symmetric, coord, data.basis, data.offset, self.exact, data.det_start, weight, data.det_limit, data.half,
-                           count_only and self.exact)
+                           count_only and self.exact, relaxed)
 
     def determined(self) -> tuple[np.ndarray, np.ndarray]:
         """The coordinates each level determines (MATH.md §6.1, cut 6): ``(start, order)``.

@@ -148,6 +148,8 @@ def _children(tree, tgt, i: int, nodes: _Nodes):
         if live:
             low, high = np.maximum(low, lows.max(axis=1)), np.minimum(high, highs.min(axis=1))
     first, last = node.integers_in.py_func(low, high, tree.ylo[i], tree.yhi[i])
+    if tree.relaxed:
+        first, last = node.nearest_when_none.py_func(centre, low, high, first, last, tree.ylo[i], tree.yhi[i])
     return first.astype(np.int64), np.maximum(last - first + 1, 0).astype(np.int64)
 
 

@@ -133,7 +133,7 @@ def _walk(job: Job, lattice: Lattice, max_nodes: int, headroom: float, slack: fl
     if not lattice.searchable or lattice.symmetric or lattice.D == 0:
         return None
     # The per-coordinate bounds on at every level: a NumPy node costs more than their scan.
-    tree = lattice.tree(None if slack is None else pruning_profile(lattice, slack))
+    tree = lattice.tree(None if slack is None else pruning_profile(lattice, slack), relaxed=slack is not None and job.tuning.relaxed_pruning)
     start = lattice.start()
     if breadth.estimate_nodes(tree, start, job.tuning.walk_probes, job.seed) > max_nodes / headroom:
         return None

@@ -80,7 +80,8 @@ class Run:
         coord = np.zeros((3, lattice.D), dtype=np.int64)
         coord[0] = 1 if coord_mask is None else 2 * (np.asarray(coord_mask) > 0)  # a fixed mask is settled
         self.adapted = coord_mask is not None
-        self.tree = lattice.tree(bound2, coord, tuning.single_precision, count_only=find_all and count_only)
+        self.tree = lattice.tree(bound2, coord, tuning.single_precision, count_only=find_all and count_only,
+                                 relaxed=bound2 is not None and tuning.relaxed_pruning)
         self.limit = limit
 
     def count(self) -> int:
@@ -296,7 +297,8 @@ def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray 
     coord = None
     if tuning.coord_min_gain > 1.0:
         coord = np.zeros((3, lattice.D), dtype=np.int64)
-    return float(native.estimate_tree(lattice.tree(bound2, coord), lattice.new_walk(), probes, seed))
+    tree = lattice.tree(bound2, coord, relaxed=bound2 is not None and tuning.relaxed_pruning)
+    return float(native.estimate_tree(tree, lattice.new_walk(), probes, seed))
 
 
 def kernels_loaded() -> bool:
