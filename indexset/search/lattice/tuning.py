@@ -52,7 +52,7 @@ class LatticeTuning:
     discrepancy_share: float = 0.05  # ... within this share of the stronger basis's predicted complete walk (and the passes' caps).
     hopeless_discrepancy_seconds: float = 4.0  # on a hopeless tree (extreme_from_seconds) they take a thread of their own for at most this, beside the candidates and trials.
     pruning_slacks: tuple = (0.1, 0.25, 0.5)  # slacks of the linear pruning profiles, tried in order on every basis.
-    relaxed_pruning: bool = True  # a pruned walk tries the integer nearest the centre once where its profile leaves a level none (MATH.md §6.1).
+    relaxed_pruning: bool = False  # a pruned walk tries the integer nearest the centre once where its profile leaves a level none (MATH.md §6.1); on only where measured to pay.
     pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
     pruned_max_seconds: float = 30.0  # most seconds of the passes without trials.
     pruned_share_of_limit: float = 0.1  # under a time limit, most share of the time left the passes take ...
