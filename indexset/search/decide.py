@@ -169,7 +169,8 @@ class _Decision:
                 return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
                                        {"kind": "search", "part": columns}, result.engine)
             if result.status == UNKNOWN and not (self.find_all and per_part[-1][1]):
-                return Result(UNKNOWN, f"{self.budget.halt_reason() or 'no engine could decide'} before a proof: {result.reason}", engine=result.engine, stages={"search": {result.engine or "none": result.stages}})
+                return Result(UNKNOWN, f"{self.budget.halt_reason() or 'no engine could decide'} before a proof: {result.reason}", engine=result.engine,
+                              stages={"search": {result.engine: result.stages} if result.engine else result.stages})
         return self._combine(pruning, per_part)
 
     def _search_part(self, sub, reduction, pruning, whole, names) -> Result:

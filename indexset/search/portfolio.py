@@ -100,7 +100,8 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budge
     -------
     Result
         The winner's result, with ``stages["portfolio"]`` listing every
-        engine's status and time; unknown when none decided.
+        engine's status and time; unknown when none decided, with the
+        stages of the one engine that ran, or each engine's under its name.
     """
     names = list(engines or ENGINES)
     unknown = [name for name in names if name not in NAMES]
@@ -235,8 +236,13 @@ def _pick(results: dict, names: list, find_all: bool) -> Result:
     if decisive:
         winner = min(decisive, key=lambda r: r.time_s)
     else:
-        # No proof: keep any solutions found so far (partial enumeration).
+        # No proof: keep any solutions found so far (partial enumeration), else what the engines did.
         found = [results[n] for n in names if n in results and results[n].status == FEASIBLE]
-        winner = found[0] if found else Result(UNKNOWN, "; ".join(r.reason for r in results.values()) or "no engine ran")
+        if found:
+            winner = found[0]
+        elif len(results) == 1:
+            winner = next(iter(results.values()))
+        else:
+            winner = Result(UNKNOWN, "; ".join(r.reason for r in results.values()) or "no engine ran", stages={n: r.stages for n, r in results.items()})
     winner.stages = dict(winner.stages, portfolio=summary)
     return winner

@@ -101,7 +101,8 @@ def test_trials_follow_the_linear_passes_only_when_the_complete_walk_is_predicte
         return [], {"passes": 0, "nodes": 0, "seconds": 0.0, "found": False}
 
     monkeypatch.setattr(engine, "pruned_passes", recorded)
-    tuning = replace(KERNEL_WALK, node_seconds=1e3 if hopeless else 1e-12, pruned_share=1e20)  # the cap binds
+    tuning = replace(KERNEL_WALK, node_seconds=1e3 if hopeless else 1e-12, pruned_share=1e20,  # the cap binds ...
+                     trials_take_the_limit_beyond=float("inf"))  # ... and not the time limit
     system = star_system(np.random.default_rng(2), 2, 40, 1000)
     lattice.search(system, time_limit=3600.0, tuning=tuning)
     (seconds, trials), = handed

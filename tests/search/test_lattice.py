@@ -524,8 +524,8 @@ def test_a_pruned_numpy_walk_finds_first_solutions_and_the_kernel_decides_the_re
     assert every.complete and sorted(every.solutions) == mitm_solutions(planted) and "walk" not in every.stages
 
 
-@pytest.mark.parametrize("hopeless", [False, True])
-def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_in_time(monkeypatch, hopeless):
+@pytest.mark.parametrize("hopeless", [False, True, "far beyond"])
+def test_the_passes_take_more_of_the_time_left_the_further_the_complete_walk_outlasts_it(monkeypatch, hopeless):
     from indexset.search.lattice import engine
 
     budgets = []
@@ -537,11 +537,12 @@ def test_pruned_passes_get_half_the_time_left_when_the_complete_walk_cannot_end_
     monkeypatch.setattr(engine, "pruned_passes", recorded)
     tuning = replace(KERNEL_WALK, pruned_max_seconds=3600.0,
                      node_seconds=1e6 if hopeless else 1e-12,  # every tree outlasts the limit, or none does
-                     pruned_share=1e9 if hopeless else 1e12)  # the share of the prediction never binds
+                     pruned_share=1e9 if hopeless else 1e12,  # the share of the prediction never binds
+                     trials_take_the_limit_beyond=1.0 if hopeless == "far beyond" else 1e300)  # far beyond the limit, or never
     system = star_system(np.random.default_rng(2), 2, 40, 1000)
     search(system, time_limit=30.0, tuning=tuning)  # seconds to spare before the passes (a tree of n = 40)
     assert len(budgets) == 1
-    share = tuning.pruned_share_of_limit_when_hopeless if hopeless else tuning.pruned_share_of_limit
+    share = {False: tuning.pruned_share_of_limit, True: tuning.pruned_share_of_limit_when_hopeless, "far beyond": 1.0}[hopeless]
     assert 0.5 * share * 30.0 < budgets[0] <= share * 30.0
 
 

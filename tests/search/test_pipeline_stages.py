@@ -244,6 +244,25 @@ def test_portfolio_stopped_early_claims_nothing_unproven():
         assert system.is_solution(result.index_set)
 
 
+@pytest.mark.parametrize("engines", [["lattice"], None])
+def test_a_search_stopped_by_its_time_limit_reports_what_it_walked(engines):
+    # An unplanted (★) block whose lattice walk is predicted at about 10⁹ nodes: no engine decides
+    # in a second and a half, and the answer still carries what the lattice engine did.
+    from indexset.search.system import build_system
+    from indexset.solver import solve
+    from indexset.workflows import construct
+
+    instance = construct.random(d=2, n=74, range=1000, seed=1)
+    result = solve(instance, time_limit=1.5, engines=engines)
+    assert result.status == "unknown" and not result.complete
+    M = np.array(build_system(instance).M, dtype=np.float64)
+    lattice = result.stages["search"]["lattice"]
+    assert lattice["lattice_dim"] == M.shape[1] - np.linalg.matrix_rank(M)
+    assert lattice["nodes"] >= 0 and lattice["estimated_nodes"] > 0
+    summary = result.stages["search"].get("portfolio") or lattice["portfolio"]
+    assert summary["lattice"]["status"] == "unknown"
+
+
 def _components_by_union_find(M, fixed):
     """Reference: the variable–equation graph's components, by union–find over plain lists."""
     m, n = M.shape

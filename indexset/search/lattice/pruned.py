@@ -55,11 +55,15 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | No
 
     ``share`` defaults to ``tuning.pruned_share``. Under a time limit a
     complete walk that cannot end in time proves nothing in time, so the
-    passes, which may find, then get more of it.
+    passes, which may find, then get more of it; with trials (``hopeless``)
+    and a walk predicted far beyond the time left, all of it: the trials
+    find with a far higher probability per node than the complete walk.
     """
     tuning = job.tuning
     seconds = min((tuning.pruned_share if share is None else share) * predicted, tuning.extreme_max_seconds if hopeless else tuning.pruned_max_seconds)
     left = job.budget.remaining()
+    if left is not None and hopeless and predicted > tuning.trials_take_the_limit_beyond * left:
+        return left
     if left is not None:
         share = tuning.pruned_share_of_limit_when_hopeless if predicted > left else tuning.pruned_share_of_limit
         seconds = min(seconds, share * left)

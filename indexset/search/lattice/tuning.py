@@ -56,7 +56,8 @@ class LatticeTuning:
     pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
     pruned_max_seconds: float = 30.0  # most seconds of the passes without trials.
     pruned_share_of_limit: float = 0.1  # under a time limit, most share of the time left the passes take ...
-    pruned_share_of_limit_when_hopeless: float = 0.5  # ... or this share when the complete walk is predicted to outlast the limit.
+    pruned_share_of_limit_when_hopeless: float = 0.5  # ... or this share when the complete walk is predicted to outlast the limit ...
+    trials_take_the_limit_beyond: float = 10.0  # ... or all of it, with trials, when that walk is predicted at more than this many times the time left: it cannot prove in time.
     extreme_from_seconds: float = 300.0  # predicted complete-walk seconds from which trials follow the linear passes.
     extreme_max_seconds: float = 600.0  # most seconds of the passes with trials.
     linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass runs only when predicted within this share of the passes' time.
