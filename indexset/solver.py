@@ -169,7 +169,7 @@ def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
     if instance.residual_free:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
     if act.kind != ODD_LINEAR:
-        return theorem_result(instance, options.target_class, time_limit=clock.remaining(), stop=clock.stop, seed=options.seed)
+        return theorem_result(instance, options.target_class, budget=clock, seed=options.seed)
     stages = {"classify": act.kind, "activation": act.name, "c": str(act.c), "class": options.target_class}
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()

@@ -64,6 +64,18 @@ class Trace:
         """Record ``<name>_s`` as the seconds since the ``time.perf_counter()`` value ``since``."""
         self.record[f"{name}_s"] = round(time.perf_counter() - since, DIGITS)
 
+    def child(self, name: str) -> Trace:
+        """The trace of a sub-stage, recorded under ``name`` as it fills (so a stage cut short still shows what it did).
+
+        >>> trace = Trace()
+        >>> trace.child("search").child("lattice").note(nodes=5)
+        >>> trace.record
+        {'search': {'lattice': {'nodes': 5}}}
+        """
+        sub = Trace()
+        sub.record = self.record.setdefault(name, {})
+        return sub
+
     def __contains__(self, key: str) -> bool:
         return key in self.record
 

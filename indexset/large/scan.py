@@ -25,6 +25,7 @@ import numpy as np
 
 import indexset.model.activations as activations
 import indexset.theory.affine as affine
+from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.large.checkpoint import POST_LN, PRE_LN, Checkpoint, Layout, detect_layout, open_checkpoint
@@ -233,7 +234,7 @@ def _gated_result(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_cla
     )
     if target_class == BIAS_FREE and not biased:
         return theorem_verdict(activations.get(plan.activation), False, None, BIAS_FREE)
-    return affine.decide(layer_instance(checkpoint, plan, layer), target_class, time_limit=time_limit)
+    return affine.decide(layer_instance(checkpoint, plan, layer), target_class, budget=Budget.of(time_limit))
 
 
 def layer_name(modules: Iterable[str]) -> str:

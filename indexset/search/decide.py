@@ -30,12 +30,13 @@ from indexset.search.engines.brute import solve_system_brute
 from indexset.search.reduce import algebra_answer, reduce_system
 from indexset.search.system import System
 from indexset.search.tuning import DEFAULT as TUNING
+from indexset.trace import Trace
 
 
 def decide_system(system: System, *, reduction=None, find_all: bool = False, min_size: int = 0, budget: Budget | None = None,
                   time_limit: float | None = None, stop=None, seed: int = 0, engines=None, progress=None, cluster=None,
                   prune_system: bool = True, use_lattice: bool = True, check_fixed=None, brute_width: int = 0,
-                  engine_options: dict | None = None, count_only: bool = False) -> Result:
+                  engine_options: dict | None = None, count_only: bool = False, trace: Trace | None = None) -> Result:
     """Decide a system over 0/1 unknowns, or over bounded integers 0 ≤ z_j ≤ u_j.
 
     Parameters
@@ -69,6 +70,11 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
     count_only : bool
         With ``find_all``: count every solution without holding them (the
         result lists the first); a count of millions then costs no memory.
+    trace : Trace, optional
+        Where the stages are recorded as they go (``system``, ``reduce``,
+        ``prune``, ``engines``, and ``search`` with each engine's stages and
+        the ``portfolio``; ``search.part k`` for several independent parts);
+        the result's ``stages`` is its record.
 
     Returns
     -------
@@ -79,10 +85,11 @@ def decide_system(system: System, *, reduction=None, find_all: bool = False, min
         naming its kind, or ``unknown``.
     """
     budget = budget or Budget.of(time_limit, stop)
-    run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, dict(engine_options or {}, count_only=count_only and find_all))
+    run = _Decision(system, find_all, min_size, budget, seed, engines, progress, cluster, dict(engine_options or {}, count_only=count_only and find_all), trace or Trace())
     result = run.decide(reduction, prune_system, use_lattice, check_fixed, brute_width)
     result.time_s = budget.elapsed()
-    result.stages = dict(run.stages, **result.stages)
+    run.trace.merge(result.stages)
+    result.stages = run.trace.record
     return result.note_halt(budget.halt_reason(), find_all)
 
 
@@ -97,11 +104,12 @@ def _box_size(system: System) -> int:
 class _Decision:
     """One run of :func:`decide_system`: the stages and what they found."""
 
-    def __init__(self, system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options) -> None:
+    def __init__(self, system, find_all, min_size, budget, seed, engines, progress, cluster, engine_options, trace: Trace) -> None:
         self.system, self.find_all, self.min_size, self.budget = system, find_all, min_size, budget
         self.seed, self.engines, self.progress, self.cluster = seed, engines, progress, cluster
-        self.engine_options = engine_options
-        self.stages: dict = {"system": {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()}}
+        self.engine_options, self.trace = engine_options, trace
+        self.stages = trace.record  # a caller's trace may have described the system already
+        self.stages.setdefault("system", {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()})
 
     def infeasible(self, reason: str, certificate: dict, engine: str = "exact") -> Result:
         return Result(INFEASIBLE, reason, certificate=certificate, engine=engine, complete=True, count=0, solutions=[])
@@ -158,22 +166,21 @@ class _Decision:
         if len(parts) > 1 and self.min_size:
             self.engine_options["count_only"] = False  # |S| ≥ min_size binds the parts together: their solutions are listed and combined
         per_part = []
-        for rows, columns in parts:
+        search = self.trace.child("search")
+        for k, (rows, columns) in enumerate(parts):
             sub = subsystem(system, pruning, rows, columns)
-            result = self._search_part(sub, reduction, pruning, len(parts) == 1, names)
+            result = self._search_part(sub, reduction, pruning, len(parts) == 1, names, search if len(parts) == 1 else search.child(f"part {k + 1}"))
             # Each solution of the part as the values it adds to the part's unknowns (above their lower ends).
             offsets = [{columns[i]: v for i, v in enumerate(sub.values(solution)) if v} for solution in (result.solutions or [])]
             per_part.append((result, offsets))
             if result.status == INFEASIBLE:
-                self.stages["search"] = {result.engine: result.stages}
                 return self.infeasible(f"complete search ({result.engine}) of an independent part with unknowns {columns} found no solution: {result.reason}",
                                        {"kind": "search", "part": columns}, result.engine)
             if result.status == UNKNOWN and not (self.find_all and per_part[-1][1]):
-                return Result(UNKNOWN, f"{self.budget.halt_reason() or 'no engine could decide'} before a proof: {result.reason}", engine=result.engine,
-                              stages={"search": {result.engine: result.stages} if result.engine else result.stages})
+                return Result(UNKNOWN, f"{self.budget.halt_reason() or 'no engine could decide'} before a proof: {result.reason}", engine=result.engine)
         return self._combine(pruning, per_part)
 
-    def _search_part(self, sub, reduction, pruning, whole, names) -> Result:
+    def _search_part(self, sub, reduction, pruning, whole, names, trace: Trace) -> Result:
         """Search one independent part, reusing the whole system's reduction when nothing was removed."""
         from indexset.search.portfolio import run_portfolio
 
@@ -182,11 +189,12 @@ class _Decision:
             untouched = whole and sub.n == self.system.n and sub.m == self.system.m and all(int(a) == int(b) for a, b in zip(sub.t, self.system.t))
             part_reduction = reduction if untouched else reduce_system(sub.M, sub.t, upper=sub.upper)
             if part_reduction.integer_feasible is False or not part_reduction.span_feasible:
+                trace.note(reduce=part_reduction.stages())
                 return Result(INFEASIBLE, part_reduction.lattice_reason or "t outside the span after fixings", engine="exact", complete=True, solutions=[], count=0)
         fixed_in = sum(int(v) for v in pruning.low)
         min_size = max(0, self.min_size - fixed_in) if whole else 0
         return run_portfolio(sub, part_reduction, engines=names, find_all=self.find_all, budget=self.budget, seed=self.seed,
-                             progress=self.progress, min_size=min_size, cluster=self.cluster, **self.engine_options)
+                             progress=self.progress, min_size=min_size, cluster=self.cluster, trace=trace, **self.engine_options)
 
     def _combine(self, pruning, per_part) -> Result:
         """Join the parts' solutions with the fixed unknowns into solutions of the whole system.
@@ -200,7 +208,6 @@ class _Decision:
         base = [int(v) for v in pruning.low]
         free_alone = []  # unknowns in no equation: every value of their domain works
         engines = sorted({r.engine for r, _ in per_part if r.engine}) or ["prune"]
-        self.stages["search"] = {r.engine: r.stages for r, _ in per_part}
         complete = all(r.complete or not self.find_all for r, _ in per_part)
         choices = [offsets for _, offsets in per_part]
         total = 1

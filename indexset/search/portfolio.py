@@ -35,6 +35,7 @@ from indexset.errors import InputError
 from indexset.result import FEASIBLE, UNKNOWN, Result
 from indexset.search import bkz
 from indexset.search.engines import NAMES, get_engine
+from indexset.trace import Trace
 
 ENGINES = ("lattice", "cpsat")
 """The engines raced by default."""
@@ -77,7 +78,7 @@ def _decisive(result: Result, find_all: bool) -> bool:
 
 
 def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budget: Budget | None = None, time_limit=None, seed=0, stop=None, progress=None,
-                  portfolio_tuning: PortfolioTuning = DEFAULT, **extra) -> Result:
+                  portfolio_tuning: PortfolioTuning = DEFAULT, trace: Trace | None = None, **extra) -> Result:
     """Run several engines on one system and return the first decisive Result.
 
     Parameters
@@ -91,6 +92,10 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budge
         Set by the caller (Ctrl-C) to stop every engine.
     portfolio_tuning : PortfolioTuning
         When CP-SAT joins the lattice engine, and for how long.
+    trace : Trace, optional
+        Where the race records each engine's stages (under its name, as the
+        engine goes: an engine stopped or failed still shows what it did)
+        and ``portfolio``, every engine's status and time.
     extra : dict
         Engine-specific keyword options (e.g. ``min_size`` for CP-SAT,
         ``tuning`` for the lattice engine); each engine gets those it
@@ -99,9 +104,8 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budge
     Returns
     -------
     Result
-        The winner's result, with ``stages["portfolio"]`` listing every
-        engine's status and time; unknown when none decided, with the
-        stages of the one engine that ran, or each engine's under its name.
+        The winner's result, unknown when none decided; its ``stages`` are
+        the trace's record.
     """
     names = list(engines or ENGINES)
     unknown = [name for name in names if name not in NAMES]
@@ -109,7 +113,7 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budge
         raise InputError("engines", f"unknown engine {unknown[0]!r}; choose from {', '.join(NAMES)}")
     # fpylll (cysignals) cannot be imported for the first time from a worker thread.
     bkz.load()
-    race = _Race(system, reduction, find_all, budget or Budget.of(time_limit, stop), seed, progress, extra)
+    race = _Race(system, reduction, find_all, budget or Budget.of(time_limit, stop), seed, progress, extra, trace or Trace())
     if sorted(names) == ["cpsat", "lattice"]:
         return race.staged(portfolio_tuning)
     return race.side_by_side([get_engine(name) for name in names])
@@ -118,9 +122,9 @@ def run_portfolio(system, reduction=None, *, engines=None, find_all=False, budge
 class _Race:
     """Engine threads on one system, a shared stop event, and what they answered."""
 
-    def __init__(self, system, reduction, find_all, budget: Budget, seed, progress, extra) -> None:
+    def __init__(self, system, reduction, find_all, budget: Budget, seed, progress, extra, trace: Trace) -> None:
         self.system, self.reduction, self.find_all = system, reduction, find_all
-        self.seed, self.budget, self.progress, self.extra = seed, budget, progress, extra
+        self.seed, self.budget, self.progress, self.extra, self.trace = seed, budget, progress, extra, trace
         self.stop_all = threading.Event()
         self.results: dict[str, Result] = {}
         self.done = threading.Condition()
@@ -161,11 +165,17 @@ class _Race:
     def _search(self, engine, seconds: float | None, options: dict) -> Result:
         # The caller's budget, cut to the engine's share, and stopped too once the race is decided.
         budget = self.budget.within(seconds).also_stopped_by(self.stop_all).timed_from_now()
+        trace = self.trace.child(engine.name)
+        if "trace" in engine.options:
+            options = dict(options, trace=trace)
         try:
-            return engine.search(self.system, self.reduction, find_all=self.find_all, budget=budget, seed=self.seed,
-                                 progress=self.progress, **options)
+            result = engine.search(self.system, self.reduction, find_all=self.find_all, budget=budget, seed=self.seed,
+                                   progress=self.progress, **options)
         except Exception as exc:  # an engine bug must not hide the others' answers
             return Result(UNKNOWN, f"engine {engine.name} failed: {type(exc).__name__}: {exc}", engine=engine.name)
+        if result.stages is not trace.record:
+            trace.merge(result.stages)
+        return result
 
     def wait(self, until=None) -> bool:
         """Until ``until()`` holds, every engine answered, or one decided; True when one decided or the race stopped."""
@@ -186,7 +196,10 @@ class _Race:
                 break
             _join(alive)
         with self.done:
-            return _pick(dict(self.results), self.names, self.find_all)
+            winner = _pick(dict(self.results), self.names, self.find_all)
+        self.trace.note(portfolio={name: {"status": r.status, "time_s": round(r.time_s, 4), "complete": r.complete} for name, r in self.results.items()})
+        winner.stages = self.trace.record
+        return winner
 
     def side_by_side(self, engines) -> Result:
         try:
@@ -231,18 +244,16 @@ def _join(threads) -> None:
 
 
 def _pick(results: dict, names: list, find_all: bool) -> Result:
-    summary = {name: {"status": r.status, "time_s": round(r.time_s, 4), "complete": r.complete} for name, r in results.items()}
     decisive = [results[n] for n in names if n in results and _decisive(results[n], find_all)]
     if decisive:
         winner = min(decisive, key=lambda r: r.time_s)
     else:
-        # No proof: keep any solutions found so far (partial enumeration), else what the engines did.
+        # No proof: keep any solutions found so far (partial enumeration).
         found = [results[n] for n in names if n in results and results[n].status == FEASIBLE]
         if found:
             winner = found[0]
         elif len(results) == 1:
             winner = next(iter(results.values()))
         else:
-            winner = Result(UNKNOWN, "; ".join(r.reason for r in results.values()) or "no engine ran", stages={n: r.stages for n, r in results.items()})
-    winner.stages = dict(winner.stages, portfolio=summary)
+            winner = Result(UNKNOWN, "; ".join(r.reason for r in results.values()) or "no engine ran")
     return winner

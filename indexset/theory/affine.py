@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 
+from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.model.activations import GATED, HOMOGENEOUS
 from indexset.model.instance import Instance
@@ -29,6 +30,7 @@ from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UN
 from indexset.theory.constructions import construct_witness
 from indexset.theory.flips import THEOREM as _THEOREM
 from indexset.theory.flips import biased, criterion_system, flip_values, violations
+from indexset.trace import Trace
 
 
 def argument(instance: Instance, target_class: str) -> str:
@@ -51,7 +53,7 @@ def argument(instance: Instance, target_class: str) -> str:
 
 
 # ------------------------------------------------------------ decision
-def decide(instance: Instance, target_class: str, *, time_limit: float | None = None, stop=None, seed: int = 0) -> Result:
+def decide(instance: Instance, target_class: str, *, budget: Budget | None = None, seed: int = 0) -> Result:
     """The verdict for a homogeneous or gated block against ``target_class``.
 
     Parameters
@@ -59,9 +61,8 @@ def decide(instance: Instance, target_class: str, *, time_limit: float | None = 
     instance : Instance
         A skip-connected ReLU², ReGLU, SwiGLU or GeGLU block.
     target_class : {"affine", "bias-free"}
-    time_limit : float, optional
-        Seconds for the 0/1 search of Theorems B and C.
-    stop : threading.Event, optional
+    budget : Budget, optional
+        Deadline and stop request of the 0/1 search of Theorems B and C.
     seed : int
 
     Returns
@@ -76,11 +77,11 @@ def decide(instance: Instance, target_class: str, *, time_limit: float | None = 
     if act.kind not in (HOMOGENEOUS, GATED):
         raise ValueError(f"{act.name} is neither homogeneous nor gated")
     problems = violations(instance)
-    stages = {"path": "theorem", "classify": act.kind, "class": target_class, "hypotheses": problems or "hold"}
+    trace = Trace({"path": "theorem", "classify": act.kind, "class": target_class, "hypotheses": problems or "hold"})
     if target_class == BIAS_FREE:
-        result = _bias_free(instance, problems, stages)
+        result = _bias_free(instance, problems, trace.record)
     else:
-        result = _affine(instance, problems, stages, time_limit, stop, seed)
+        result = _affine(instance, problems, trace, budget or Budget(), seed)
     result.time_s = time.perf_counter() - start
     result.target_class = target_class
     return result
@@ -106,15 +107,16 @@ SYSTEM_SIZE = 50_000
 """Largest Theorem B/C system built (unknowns × equations); checkpoint layers exceed it."""
 
 
-def _affine(instance, problems, stages, time_limit, stop, seed) -> Result:
+def _affine(instance, problems, trace: Trace, budget: Budget, seed) -> Result:
     """Theorem B/C's flips first (sufficient on any weights, and necessary on nondegenerate ones), then Proposition D."""
     theorem = _THEOREM[instance.act.name]
+    stages = trace.record
     if not problems and not biased(instance):
         return Result(NOT_ABSORBABLE, _impossible(instance, None), stages=stages, engine="theorem", complete=True, extension=True)
     d, n = instance.d, instance.n
     if n * d * (d + (d * (d + 1)) // 2) > SYSTEM_SIZE:
         return Result(UNKNOWN, f"{theorem}: its 0/1 system ({n} unknowns, {d * d + d * d * (d + 1) // 2} equations) is too large to build here", stages=stages, engine="theorem", extension=True)
-    flips = _flips(instance, stages, time_limit, stop, seed)
+    flips = _flips(instance, trace, budget, seed)
     if flips.status == FEASIBLE:
         why = (f"{theorem} (extension): flipping the (gate) pre-activations of S = {flips.index_set} cancels A and "
                "leaves no quadratic term (the theorem's 0/1 system holds exactly)")
@@ -134,13 +136,15 @@ def _affine(instance, problems, stages, time_limit, stop, seed) -> Result:
     return Result(UNKNOWN, reason, stages=stages, engine="theorem", extension=True)
 
 
-def _flips(instance, stages, time_limit, stop, seed) -> Result:
+def _flips(instance, trace: Trace, budget: Budget, seed) -> Result:
+    """The 0/1 system of Theorem B/C, decided (its stages under ``search``)."""
     from indexset.search.decide import decide_system
 
     system = criterion_system(instance)
-    stages["system"] = {"equations": system.m, "unknowns": system.n}
-    decided = decide_system(system, time_limit=time_limit, stop=stop, seed=seed)
-    stages["search"] = {"status": decided.status, "engine": decided.engine, "reason": decided.reason}
+    trace.note(system={"equations": system.m, "unknowns": system.n})
+    search = trace.child("search")
+    decided = decide_system(system, budget=budget, seed=seed, trace=search)
+    search.note(status=decided.status, engine=decided.engine, reason=decided.reason)
     return decided
 
 

@@ -15,6 +15,7 @@ import time
 import flint
 import numpy as np
 
+from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.model.instance import Instance
@@ -23,7 +24,7 @@ from indexset.text import ranges
 from indexset.theory.canonical import block_values, canonical_form, merge_kind
 
 
-def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit: float | None = None, stop=None, seed: int = 0, start: float | None = None) -> Result:
+def theorem_result(instance: Instance, target_class: str = AFFINE, *, budget: Budget | None = None, seed: int = 0, start: float | None = None) -> Result:
     """The verdict for a block whose activation is not odd-linear, against ``target_class``.
 
     Homogeneous and gated activations go to :func:`indexset.theory.affine.decide`;
@@ -33,7 +34,7 @@ def theorem_result(instance: Instance, target_class: str = AFFINE, *, time_limit
     if act.kind in (HOMOGENEOUS, GATED):
         from indexset.theory.affine import decide
 
-        result = decide(instance, target_class, time_limit=time_limit, stop=stop, seed=seed)
+        result = decide(instance, target_class, budget=budget, seed=seed)
         if start is not None:
             result.time_s = time.perf_counter() - start
         return result

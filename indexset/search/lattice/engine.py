@@ -50,7 +50,7 @@ from indexset.trace import Trace
 
 def search(system: System, reduction: Reduction | None = None, *, find_all: bool = False, budget: Budget | None = None, time_limit: float | None = None,
            seed: int = 0, stop=None, progress=None, bkz_block: int | None = None, embedding: str = "cvp", workers: int = 1, cluster=None, plan=None,
-           tuning: LatticeTuning = DEFAULT, count_only: bool = False) -> Result:
+           tuning: LatticeTuning = DEFAULT, count_only: bool = False, trace: Trace | None = None) -> Result:
     """Decide ``M z = t`` over z ∈ {0,1}^n by lattice enumeration.
 
     Parameters
@@ -100,6 +100,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     count_only : bool
         With ``find_all``: count every solution, listing only the first few
         (the kernel counts the others itself).
+    trace : Trace, optional
+        Where the search records its stages as it goes (basis, estimate,
+        passes, trials, nodes): a caller's, so that a search stopped or
+        failed still shows what it did.
 
     Returns
     -------
@@ -118,8 +122,10 @@ def search(system: System, reduction: Reduction | None = None, *, find_all: bool
     decided = answers.by_algebra(job)
     if decided is not None:
         return decided
+    trace = trace or Trace()
+    trace.merge(reduction.stages())
     with _one_blas_thread():
-        return _search_lattice(job, workers, cluster, plan)
+        return _search_lattice(job, trace, workers, cluster, plan)
 
 
 def _one_blas_thread():
@@ -143,11 +149,10 @@ def _blas_controller():
     return ThreadpoolController()
 
 
-def _search_lattice(job: Job, workers: int, cluster, plan) -> Result:
+def _search_lattice(job: Job, trace: Trace, workers: int, cluster, plan) -> Result:
     """The search once exact algebra has left a lattice to walk (steps 2–6 of the module's plan)."""
-    system, reduction, budget, tuning, find_all, progress = job.system, job.reduction, job.budget, job.tuning, job.find_all, job.progress
+    system, budget, tuning, find_all, progress = job.system, job.budget, job.tuning, job.find_all, job.progress
     bkz_block = job.bkz_block
-    trace = Trace(reduction.stages())
     prepared = time.perf_counter()
     # The NumPy walks exist to answer before Numba loads: once it is loaded (an earlier search of this process),
     # or once this process's NumPy walks have cost one load (ski rental), the kernel walks every tree.
@@ -344,7 +349,7 @@ class LatticeEngine:
     """The lattice enumeration engine as an :class:`indexset.search.engines.Engine`."""
 
     name = NAME
-    options = ("bkz_block", "embedding", "workers", "cluster", "plan", "tuning", "count_only")
+    options = ("bkz_block", "embedding", "workers", "cluster", "plan", "tuning", "count_only", "trace")
 
     def search(self, system, reduction=None, **options) -> Result:
         """See :func:`search`."""
