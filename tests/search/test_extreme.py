@@ -122,3 +122,41 @@ def test_without_a_profile_the_linear_passes_run_as_without_trials():
     found, facts = lattice.pruned_passes(job, [basis], seconds=60.0, workers=2, trials=trials)
     assert facts["passes"] == len(tuning.pruning_slacks) or found
     assert "trials" not in facts and all(system.is_solution(support) for support in found)
+
+
+def _engine_threads():
+    return [thread for thread in threading.enumerate() if thread.name.startswith("indexset-")]
+
+
+@pytest.mark.parametrize("family", ["planted", "random"])
+@pytest.mark.parametrize("share", [1e9, 1e-9])
+def test_trials_beside_the_complete_walk_leave_its_answer_exact_and_complete(family, share):
+    from reference import mitm_solutions
+
+    # Trials beside the walk from its first node, for all of it (1e9: no share of the prediction ends
+    # them) or for a moment (1e-9: the thread they took joins the walk at once); nothing before the walk.
+    instance = getattr(construct, family)(d=2, n=40, range=1000, seed=1)
+    system = build_system(instance)
+    expected = mitm_solutions(instance)
+    tuning = replace(KERNEL_WALK, trials_beside_from_seconds=0.0, trials_beside_share=share, max_discrepancies=-1, pruned_share=0.0)
+    result = lattice.search(system, workers=2, tuning=tuning)
+    if expected:
+        assert result.status == "feasible" and result.index_set in expected
+    else:
+        assert result.status == "infeasible" and result.complete
+    assert result.stages["trials_beside"]["seconds"] >= 0.0
+    assert not _engine_threads()
+
+
+def test_trials_beside_find_alone_and_end_their_thread():
+    from indexset.search.lattice.pruned import trials_beside
+
+    # No walk beside them: the trials alone, one thread, until one finds (each a fresh basis).
+    instance = construct.planted(d=2, n=50, range=1000, seed=3)
+    system = build_system(instance)
+    reduction, basis = reduced_lattice(system)
+    beside = trials_beside(trials_job(system, reduction, KERNEL_WALK), basis, 120.0)
+    found, facts = beside.join()
+    assert found and all(system.is_solution(support) for support in found)
+    assert facts["found"] and facts["trials"] >= 1 and facts["seconds"] < 120.0
+    assert beside.ended.is_set() and not _engine_threads()

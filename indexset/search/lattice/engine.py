@@ -17,7 +17,9 @@
 6. The whole tree is walked by the kernel: in this thread, shared by
    several, or as Dask tasks on a cluster the caller hands in (:mod:`.walk`);
    a shared walk far past its prediction may restart once on a stronger
-   basis (:mod:`.rung`).
+   basis (:mod:`.rung`). For a first solution of a long walk, one of its
+   threads walks extreme-pruning trials for a share of the predicted time
+   first, and joins the walk after them.
 
 Each leaf is checked with exact integers and every reported z is checked
 against ``M z = t`` with Python ints, so floating point can only ever
@@ -27,6 +29,7 @@ cost time, never a solution or a wrong answer (MATH.md §6.1).
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from dataclasses import replace
 
@@ -38,7 +41,7 @@ from indexset.search.lattice import answers
 from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
 from indexset.search.lattice.job import Job
-from indexset.search.lattice.pruned import Beside, Trials, discrepancy_passes, passes_seconds, pruned_passes
+from indexset.search.lattice.pruned import Beside, Trials, discrepancy_beside, discrepancy_passes, passes_seconds, pruned_passes, trials_beside
 from indexset.search.lattice.rung import RESTART, Rung
 from indexset.search.lattice.small import SmallTrees, numpy_walks_pay, small_tree_answer
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
@@ -207,7 +210,27 @@ def _search_lattice(job: Job, trace: Trace, workers: int, cluster, plan) -> Resu
         trace.note(cluster=cluster.problem or "not started (stopped first)")
     if plan is not None:
         workers = plan(choice.predicted_seconds(job))
-    return _enumerate(job, choice, trace, max(1, int(workers)))
+    return _walk_with_trials_beside(job, choice, trace, max(1, int(workers)))
+
+
+def _walk_with_trials_beside(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
+    """The complete walk; for a first solution of a long one, with trials on one of its threads for a while (:func:`trials_beside`)."""
+    tuning = job.tuning
+    predicted = choice.predicted_seconds(job)
+    if (job.find_all or workers < 2 or tuning.split_from >= choice.lattice.D or predicted is None or predicted < tuning.trials_beside_from_seconds
+            or tuning.trials_beside_share <= 0):
+        return _enumerate(job, choice, trace, workers)
+    beside = trials_beside(job, choice.lattice, tuning.trials_beside_share * predicted, trace.get("pruned", {}).get("trials", 0))
+    try:
+        walked = _enumerate(replace(job, budget=job.budget.also_stopped_by(beside.found)), choice, trace, workers, late=beside.ended)
+    finally:
+        beside.found.set()  # the walk has ended: the trials too
+        found, facts = beside.join()
+    trace.note(trials_beside=facts)
+    if found and walked.status != "feasible":
+        trace.note(nodes=trace.get("nodes", 0) + facts["nodes"])
+        return answers.walked(job, found, False, None, trace.record)
+    return walked
 
 
 def _decided_by_basis(job: Job, lattice: Lattice, trace: Trace) -> Result | None:
@@ -259,7 +282,7 @@ def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, w
         if _hopeless(job, basis):
             if facts:
                 trace.note(discrepancy=facts)
-            return [], stronger, Beside(job, stronger, tuning.hopeless_discrepancy_seconds)
+            return [], stronger, discrepancy_beside(job, stronger, tuning.hopeless_discrepancy_seconds)
         found, more = _discrepancy_passes(job, basis, workers)
         facts = _merged_passes(facts, more)
     elif loading:
@@ -311,11 +334,12 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: 
     return found
 
 
-def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
+def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int, late: threading.Event | None = None) -> Result:
     """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough).
 
     A shared walk that runs far past its prediction may restart once on a
-    stronger basis (:mod:`.rung`).
+    stronger basis (:mod:`.rung`). With ``late``, the last thread joins the
+    shared walk once it is set (:func:`walk_shared`).
     """
     lattice = choice.lattice
     run = Run(job.system, lattice, job.find_all, job.budget, job.tuning, count_only=job.count_only)
@@ -326,7 +350,7 @@ def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int) -> Result:
     with trace.stage("enumerate"):
         try:
             if shared:
-                complete = walk_shared(run, workers, job.progress, start, rung.watch(run, time.perf_counter()) if rung else None)
+                complete = walk_shared(run, workers, job.progress, start, rung.watch(run, time.perf_counter()) if rung else None, late)
             else:
                 complete = walk_whole(run, lambda: run.report(job.progress, start))
         finally:

@@ -247,29 +247,39 @@ class _Passes:
 
 
 class Beside:
-    """Limited-discrepancy passes of one basis in a thread of their own, beside what the engine does next.
+    """Incomplete passes in a thread of their own, beside what the engine does next.
 
-    On a tree whose complete walk is hopeless the engine goes on at once
-    to its candidate bases, the extreme-pruning profile and the trials;
-    these passes (:func:`discrepancy_passes`, one thread, at most
-    ``seconds``) run beside all that, sharing its ``found`` event: whoever
-    finds first stops the other. :meth:`join` waits for the thread (none
-    outlives the search).
+    Two uses, one thread each (:func:`discrepancy_beside`,
+    :func:`trials_beside`). The passes share the ``found`` event with what
+    runs beside them: whoever finds first sets it and stops the other, and
+    the engine sets it too once it needs the passes no more. :meth:`join`
+    waits for the thread (none outlives the search).
+
+    Parameters
+    ----------
+    passes : callable
+        ``passes(found) -> (solutions, facts)``: the passes, ended early once
+        ``found`` is set (:func:`discrepancy_passes`, :func:`pruned_passes`).
+    name : str
+        The thread's name.
     """
 
-    def __init__(self, job: Job, lattice: Lattice, seconds: float) -> None:
+    def __init__(self, passes, name: str) -> None:
         self.found = threading.Event()
+        self.ended = threading.Event()  # set when the passes' thread ends, for whatever reason
         self.solutions, self.facts = [], {}
         self.failure = None
-        self.thread = threading.Thread(target=self._run, args=(job, lattice, seconds), name="indexset-discrepancy")
+        self.thread = threading.Thread(target=self._run, args=(passes,), name=name)
         self.thread.start()
 
-    def _run(self, job: Job, lattice: Lattice, seconds: float) -> None:
+    def _run(self, passes) -> None:
         try:
-            self.solutions, self.facts = discrepancy_passes(job, lattice, seconds, 1, (), self.found)
+            self.solutions, self.facts = passes(self.found)
         except BaseException as exc:  # surfaced in the calling thread by join
             self.failure = exc
             self.found.set()
+        finally:
+            self.ended.set()
 
     def join(self) -> tuple[list, dict]:
         """The supports these passes found (checked exactly) and their facts, once their thread has ended."""
@@ -277,6 +287,30 @@ class Beside:
         if self.failure is not None:
             raise self.failure
         return self.solutions, self.facts
+
+
+def discrepancy_beside(job: Job, lattice: Lattice, seconds: float) -> Beside:
+    """Limited-discrepancy passes of one basis beside the rest of the engine, for at most ``seconds``.
+
+    On a tree whose complete walk is hopeless the engine goes on at once to
+    its candidate bases, the extreme-pruning profile and the trials; these
+    passes run beside all that.
+    """
+    return Beside(lambda found: discrepancy_passes(job, lattice, seconds, 1, (), found), "indexset-discrepancy")
+
+
+def trials_beside(job: Job, lattice: Lattice, seconds: float, first_trial: int = 0) -> Beside:
+    """Extreme-pruning trials of ``lattice`` beside its complete walk, for at most ``seconds``.
+
+    A first solution of a long walk comes at a point of the walk's order
+    that no estimate predicts: on some trees near its start, on others
+    near its end. Each trial is an independent draw (a fresh basis), so
+    trials beside the walk, as solvediophant's two processes run depth
+    first and limited discrepancy side by side, cut that variance at the
+    cost of one thread of the walk for a while. They start at trial
+    ``first_trial`` (those before it were walked by an earlier stage).
+    """
+    return Beside(lambda found: pruned_passes(job, [], seconds, 1, Trials(job, lattice, first_trial), found), "indexset-trials")
 
 
 class Trials:
@@ -291,10 +325,11 @@ class Trials:
     first basis by :meth:`prepare`, before any thread takes a trial.
     """
 
-    def __init__(self, job: Job, lattice: Lattice) -> None:
+    def __init__(self, job: Job, lattice: Lattice, first_trial: int = 0) -> None:
         self.job, self.first = job, lattice
         self.coefficients = None
-        self.taken = self.walked = self.unusable_in_a_row = 0
+        self.taken = first_trial  # the index of the next trial: trials of an earlier stage are not walked again
+        self.walked = self.unusable_in_a_row = 0
         self.lock = threading.Lock()
 
     def prepare(self) -> bool:

@@ -63,6 +63,8 @@ class LatticeTuning:
     linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass runs only when predicted within this share of the passes' time.
     max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
+    trials_beside_share: float = 0.25  # first solution: trials walk on one thread beside the complete walk for at most this share of its predicted seconds (0: never) ...
+    trials_beside_from_seconds: float = 10.0  # ... when that walk is predicted to take at least this long on one core, and two threads or more walk.
     pruner_seconds: float = 60.0  # most seconds of the child process that runs fpylll's Pruner.
     # A stronger basis beside a complete walk that outruns its prediction (speed only: either walk decides the same).
     rung_block: int = 40  # the BKZ block of that basis (the default input order).

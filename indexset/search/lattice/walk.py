@@ -165,8 +165,12 @@ def walk_whole(run: Run, progress=None) -> bool:
     return run.drive(run.new_walk(), run.lattice.D, -1, progress=progress)
 
 
-def walk_shared(run: Run, workers: int, progress, start: float, watch=None) -> bool:
-    """Hand subtrees of one split level to worker threads (the kernel releases the GIL); ``watch()`` is called now and then while they walk."""
+def walk_shared(run: Run, workers: int, progress, start: float, watch=None, late: threading.Event | None = None) -> bool:
+    """Hand subtrees of one split level to worker threads (the kernel releases the GIL); ``watch()`` is called now and then while they walk.
+
+    With ``late``, the last worker takes its first subtree only once
+    ``late`` is set (its core is busy with something else until then).
+    """
     prefixes, level = _split(run, run.tuning.subtrees_per_worker * workers)
     if prefixes is None:
         return False  # halted while splitting
@@ -174,8 +178,12 @@ def walk_shared(run: Run, workers: int, progress, start: float, watch=None) -> b
     queue = collections.deque(prefixes)
     failures, finished = [], []
 
-    def worker():
+    def worker(waits: bool):
         try:
+            while waits and not late.wait(0.1):
+                with run.lock:
+                    if not queue or run.halted():
+                        return
             while True:
                 with run.lock:
                     if not queue:
@@ -189,7 +197,7 @@ def walk_shared(run: Run, workers: int, progress, start: float, watch=None) -> b
             failures.append(exc)
             run.interrupted = FAILED
 
-    threads = [threading.Thread(target=worker, name=f"indexset-enumerate-{k}") for k in range(workers)]
+    threads = [threading.Thread(target=worker, args=(late is not None and k == workers - 1,), name=f"indexset-enumerate-{k}") for k in range(workers)]
     run.workers = workers
     for thread in threads:
         thread.start()
