@@ -1,4 +1,4 @@
-"""Split lattice search on Dask: 1 vs 2 local workers, and the split balance (issue 9).
+"""Split lattice search on Dask: 1, 2, 4, … local workers against threads in process, and the split balance.
 
 Instance: ``indexset construct random --d 2 --n 74 --range 1000 --seed 1``
 (unplanted, integer entries in [−1000, 1000]; the complete enumeration
@@ -7,8 +7,10 @@ same exact reduction and basis choice:
 
 - ``single``: the lattice engine in this process, one thread (the sequential run);
 - ``threads-2``: the same engine with two threads sharing subtrees (for comparison);
-- ``dask-1``, ``dask-2``: the split search (:mod:`indexset.search.split`) on a
-  ``LocalCluster`` of 1 or 2 worker processes, startup timed apart.
+- ``dask-N``: the split search (:mod:`indexset.search.split`) on a
+  ``LocalCluster`` of N worker processes, startup timed apart; every part's
+  nodes and seconds are written to the JSON file (``part_nodes``,
+  ``part_seconds``), from which the wall on any number of machines follows.
 
 From the per-part seconds of ``dask-1`` (one part at a time, no contention)
 the script predicts the wall time of W workers that take the parts first

@@ -6,7 +6,7 @@ the estimate, stay few. When the complete walk has run ``rung_after``
 times its predicted time and has finished fewer than ``rung_progress`` of
 its subtrees (so that much of it is still ahead), one more basis, the
 default input order reduced with BKZ block ``rung_block``, is reduced in
-a thread beside the walk; if the Gaussian heuristic scores it
+a thread beside the walk, within ``rung_max_share`` of the walk's time so far; if the Gaussian heuristic scores it
 ``rung_gain`` higher than the walked basis (a tree e^gain times smaller),
 the walk stops and starts again on it. Either basis's complete walk proves the same things (MATH.md §6.1),
 so a restart changes the time, never the answer.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 from indexset.search.lattice.basis import Lattice
 from indexset.search.lattice.choose import Choice, profile_score
@@ -54,15 +55,19 @@ class Rung:
 
         def check() -> None:
             ahead = run.subtrees_done < self.job.tuning.rung_progress * max(1, run.subtrees)
-            if self.usable and self.thread is None and time.perf_counter() - began > self.due and ahead:
-                self.thread = threading.Thread(target=self._reduce, args=(run,), name="indexset-rung")
+            walked = time.perf_counter() - began
+            if self.usable and self.thread is None and walked > self.due and ahead:
+                self.thread = threading.Thread(target=self._reduce, args=(run, walked), name="indexset-rung")
                 self.thread.start()
 
         return check
 
-    def _reduce(self, run: Run) -> None:
+    def _reduce(self, run: Run, walked: float) -> None:
         began = time.perf_counter()
-        lattice = self.job.build(bkz_block=self.job.tuning.rung_block)
+        # A share of the walk's time so far: the reduction takes a core from the walk, and on some lattices
+        # BKZ of this block takes longer than the walk it would shorten (fpylll stops it between tours).
+        budget = self.job.budget.within(self.job.tuning.rung_max_share * walked)
+        lattice = replace(self.job, budget=budget).build(bkz_block=self.job.tuning.rung_block)
         score = profile_score(lattice) if lattice.searchable else float("-inf")
         self.facts = {"block": self.job.tuning.rung_block, "score_gain": round(score - self.score, 3), "seconds": round(time.perf_counter() - began, 4)}
         if lattice.searchable and score >= self.score + self.job.tuning.rung_gain and run.interrupted is None:
