@@ -108,8 +108,8 @@ class _Decision:
         self.system, self.find_all, self.min_size, self.budget = system, find_all, min_size, budget
         self.seed, self.engines, self.progress, self.cluster = seed, engines, progress, cluster
         self.engine_options, self.trace = engine_options, trace
-        self.stages = trace.record  # a caller's trace may have described the system already
-        self.stages.setdefault("system", {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()})
+        # A caller's trace may have described the system already.
+        trace.record.setdefault("system", {"equations": system.m, "unknowns": system.n, "max_bits": system.max_abs().bit_length()})
 
     def infeasible(self, reason: str, certificate: dict, engine: str = "exact") -> Result:
         return Result(INFEASIBLE, reason, certificate=certificate, engine=engine, complete=True, count=0, solutions=[])
@@ -124,7 +124,7 @@ class _Decision:
             if reduction is None:
                 began = time.perf_counter()
                 reduction = reduce_system(system.M, system.t, lattice=use_lattice, upper=system.upper)
-                self.stages["reduce"] = dict(reduction.stages(), time_s=round(time.perf_counter() - began, 6))
+                self.trace.note(reduce=dict(reduction.stages(), time_s=round(time.perf_counter() - began, 6)))
             decided = algebra_answer(reduction, system, self.min_size)
             if decided is not None:
                 return decided
@@ -149,7 +149,7 @@ class _Decision:
         system = self.system
         began = time.perf_counter()
         pruning = prune(system) if prune_system else no_pruning(system)
-        self.stages["prune"] = dict(pruning.stages(), time_s=round(time.perf_counter() - began, 6))
+        self.trace.note(prune=dict(pruning.stages(), time_s=round(time.perf_counter() - began, 6)))
         if pruning.infeasible:
             return self.infeasible(pruning.reason, {"kind": "interval"}, "prune")
         proof = check_fixed(pruning.fixed) if check_fixed is not None and prune_system else None
@@ -161,7 +161,7 @@ class _Decision:
         from indexset.search.portfolio import available_engines  # OR-Tools and the kernels, only when searching
 
         names = list(self.engines or available_engines())
-        self.stages["engines"] = names
+        self.trace.note(engines=names)
         parts = [part for part in pruning.components if part[0] and part[1]]
         if len(parts) > 1 and self.min_size:
             self.engine_options["count_only"] = False  # |S| ≥ min_size binds the parts together: their solutions are listed and combined

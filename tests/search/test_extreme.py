@@ -144,7 +144,8 @@ def test_trials_beside_the_complete_walk_leave_its_answer_exact_and_complete(fam
         assert result.status == "feasible" and result.index_set in expected
     else:
         assert result.status == "infeasible" and result.complete
-    assert result.stages["trials_beside"]["seconds"] >= 0.0
+    beside = result.stages["trials_beside"]  # they ran, and every pass they walked was a trial
+    assert beside["passes"] == beside["trials"]
     assert not _engine_threads()
 
 
@@ -158,5 +159,5 @@ def test_trials_beside_find_alone_and_end_their_thread():
     beside = trials_beside(trials_job(system, reduction, KERNEL_WALK), basis, 120.0)
     found, facts = beside.join()
     assert found and all(system.is_solution(support) for support in found)
-    assert facts["found"] and facts["trials"] >= 1 and facts["seconds"] < 120.0
+    assert facts["found"] and facts["trials"] >= 1  # ended by a find, not by the budget
     assert beside.ended.is_set() and not _engine_threads()

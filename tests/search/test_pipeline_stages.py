@@ -258,7 +258,7 @@ def test_a_search_stopped_by_its_time_limit_reports_what_it_walked(engines):
     M = np.array(build_system(instance).M, dtype=np.float64)
     lattice = result.stages["search"]["lattice"]
     assert lattice["lattice_dim"] == M.shape[1] - np.linalg.matrix_rank(M)
-    assert lattice["nodes"] >= 0 and lattice["estimated_nodes"] > 0
+    assert "nodes" in lattice and lattice["estimated_nodes"] > 0
     summary = result.stages["search"]["portfolio"]
     assert summary["lattice"]["status"] == "unknown"
 

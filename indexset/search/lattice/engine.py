@@ -36,7 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from indexset.budget import Budget
-from indexset.result import Result
+from indexset.result import FEASIBLE, Result
 from indexset.search.lattice import answers
 from indexset.search.lattice.basis import Lattice, decode
 from indexset.search.lattice.choose import Choice, choose_lattice, default_choice, estimated, stronger_basis, stronger_pays
@@ -227,7 +227,7 @@ def _walk_with_trials_beside(job: Job, choice: Choice, trace: Trace, workers: in
         beside.found.set()  # the walk has ended: the trials too
         found, facts = beside.join()
     trace.note(trials_beside=facts)
-    if found and walked.status != "feasible":
+    if found and walked.status != FEASIBLE:
         trace.note(nodes=trace.get("nodes", 0) + facts["nodes"])
         return answers.walked(job, found, False, None, trace.record)
     return walked
