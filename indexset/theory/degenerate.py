@@ -216,7 +216,7 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
         return _negative(instance, classes, outcome.levels, stages, elapsed)
     open_cases = [f"level u = {level.u} (q = {level.q}): {'; '.join(case.why for case in level.open)}" for level in outcome.levels if level.open]
     unreached = [f"u = {level.u} (q = {level.q})" for level in outcome.levels if level.state == "not reached"]
-    stages["open"] = [{"u": level.u, "q": level.q, "kind": case.kind, "why": case.why} for level in outcome.levels for case in level.open]
+    stages["open"] = [{"u": level.u, "q": level.q, **case.to_json()} for level in outcome.levels for case in level.open]
     reason = (f"{EXTENSION_NOTE}: the degenerate-weights decision left open cases ({classes.m} classes, "
               f"{classes.spare} spare units): " + "; ".join(open_cases)
               + (f"; levels not examined after it: {', '.join(unreached)}" if unreached else ""))

@@ -117,10 +117,14 @@ class OpenCase:
         One of :data:`OPEN_KINDS`.
     why : str
         The case in words (the flat, the question, the budget).
+    work : dict or None
+        For a ``minrank`` case, the size of the work past the budgets
+        (:attr:`~indexset.theory.lowrank.RankAnswer.work`).
     """
 
     kind: str
     why: str
+    work: dict | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in OPEN_KINDS:
@@ -128,7 +132,7 @@ class OpenCase:
 
     def to_json(self) -> dict:
         """The case as a JSON-ready dict."""
-        return {"kind": self.kind, "why": self.why}
+        return {"kind": self.kind, "why": self.why, **({"work": self.work} if self.work else {})}
 
 
 OPEN_KINDS = {
@@ -213,6 +217,7 @@ class SubCase:
     flipped: list | None
     how: str
     open_kind: str | None = None
+    work: dict | None = None
 
 
 # ====================================================== the analysis
@@ -308,7 +313,7 @@ def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: Deg
             level.refuted[outcome.how] = level.refuted.get(outcome.how, 0) + 1
         else:
             flat = f"the flat spanned by classes {basis}" if basis else "the flat V = 0"
-            level.open.append(OpenCase(outcome.open_kind, f"{flat}: {outcome.how}"))
+            level.open.append(OpenCase(outcome.open_kind, f"{flat}: {outcome.how}", outcome.work))
             return None
     return None
 
@@ -413,8 +418,11 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
         return SubCase(None, answer.how)
     if answer.how in (TIME_LIMIT, INTERRUPTED):
         return SubCase(None, f"rank ≤ {q} over {len(active)} signs: {answer.how}", "halted")
+    work = answer.work or {}
+    size = (f"; {work['coefficient_vectors']:.3g} coefficient vectors, a meet in the middle of {work['half_rows']:.3g} rows per half"
+            if work else "")
     return SubCase(None, f"rank ≤ {q} over {len(active)} signs, a 0/1 MinRank question past the rank bound, the screening and "
-                         f"the meet in the middle ({answer.how}; MATH.md §7.6)", "minrank")
+                         f"the meet in the middle ({answer.how}{size}; MATH.md §7.6–7.7)", "minrank", answer.work)
 
 
 def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning) -> SubCase:

@@ -120,12 +120,18 @@ class RankAnswer:
         vector screened), ``budget`` or the budget's halt reason (``open``).
     screened : int
         Coefficient vectors screened.
+    work : dict or None
+        For an answer left open past the budgets: the size of the work no
+        tool here could afford, ``{"coefficient_vectors": N, "half_rows": H}``
+        (the meet in the middle's larger half table, against the tuning's
+        ``max_combinations`` and ``meet_rows``).
     """
 
     status: str
     chosen: list | None
     how: str
     screened: int = 0
+    work: dict | None = None
 
 
 def groups_of(question: RankQuestion) -> list[Group]:
@@ -181,7 +187,7 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         answer = _meet(question, groups, base, plan, tuning, budget)
         if answer.status != "open" or answer.how != UNSPLIT:
             return answer
-    return RankAnswer("open", None, "budget")
+    return RankAnswer("open", None, "budget", work={"coefficient_vectors": combinations(groups), "half_rows": max(half_sizes(groups))})
 
 
 # ------------------------------------------------------------ enumeration
@@ -304,9 +310,7 @@ def meet_plans(question: RankQuestion, groups: list, max_rows: int, check_weight
     """The primes for :func:`_meet`, cheapest first (none when a half's table would exceed ``max_rows``)."""
     transpose = question.w < question.d
     size, other = (question.w, question.d) if transpose else (question.d, question.w)
-    first, second = _halves(list(range(len(groups))), groups)
-    n1 = math.prod(groups[g].high - groups[g].low + 1 for g in first)
-    n2 = math.prod(groups[g].high - groups[g].low + 1 for g in second)
+    n1, n2 = half_sizes(groups)
     if max(n1, n2) > max_rows:
         return []
     equations = (size - question.q) * other
@@ -316,6 +320,13 @@ def meet_plans(question: RankQuestion, groups: list, max_rows: int, check_weight
         matches = subspaces * n1 * n2 / p ** equations
         plans.append((subspaces * (n1 + n2) + matches * check_weight, MeetPlan(p, transpose, subspaces, subspaces * (n1 + n2))))
     return [plan for _, plan in sorted(plans, key=lambda item: item[0])]
+
+
+def half_sizes(groups: list[Group]) -> tuple[int, int]:
+    """Rows of the meet in the middle's two half tables: the coefficient vectors of each half of the groups."""
+    first, second = _halves(list(range(len(groups))), groups)
+    return (math.prod(groups[g].high - groups[g].low + 1 for g in first),
+            math.prod(groups[g].high - groups[g].low + 1 for g in second))
 
 
 def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:

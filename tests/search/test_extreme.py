@@ -10,6 +10,7 @@ import pytest
 from systems import star_system
 from tunings import KERNEL_WALK
 
+from indexset.budget import Budget
 from indexset.search import lattice
 from indexset.search.lattice import engine, extreme
 from indexset.search.lattice.tuning import DEFAULT
@@ -77,19 +78,25 @@ def test_trials_find_a_planted_set_and_the_linear_passes_go_first_only_when_shor
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
 
 
-def test_trials_without_a_solution_to_find_report_none_and_end_with_their_time():
+def test_trials_without_a_solution_to_find_report_none_and_run_until_stopped():
     from reference import mitm_solutions
 
     instance = construct.random(d=2, n=40, range=1000, seed=2)
     assert mitm_solutions(instance) == []
     system = build_system(instance)
     reduction, basis = reduced_lattice(system)
-    reports = []
-    job = trials_job(system, reduction, KERNEL_WALK, seed=1, progress=reports.append)
-    found, facts = lattice.pruned_passes(job, [], seconds=2.0, workers=2, trials=lattice.Trials(job, basis))
+    reports, stop = [], threading.Event()
+
+    def report(facts):  # once a second: stop the trials once two reports have seen trials walked
+        reports.append(facts)
+        if sum(1 for seen in reports if seen["trials"] >= 1) >= 2:
+            stop.set()
+
+    job = replace(trials_job(system, reduction, KERNEL_WALK, seed=1, progress=report), budget=Budget.of(stop=stop))
+    found, facts = lattice.pruned_passes(job, [], seconds=600.0, workers=2, trials=lattice.Trials(job, basis))
     assert found == [] and not facts["found"] and facts["passes"] == facts["trials"] >= 1
-    assert reports and all(report["stage"] == "pruned passes" and report["trials"] >= 0 for report in reports)  # once a second
-    assert facts["seconds"] >= 2.0  # the budget ends them, not the trials running out
+    assert all(report["stage"] == "pruned passes" for report in reports)
+    assert stop.is_set()  # the stop request ended them, not the trials running out
 
 
 @pytest.mark.parametrize("hopeless", [False, True])

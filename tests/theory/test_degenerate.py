@@ -333,8 +333,8 @@ def test_a_negative_that_needs_the_meet_mod_2_is_invariant_under_rewriting():
 
 
 def test_open_cases_are_named_in_the_stages():
-    """A tuning too small for the rank levels leaves them open; the result names the level and why, and the
-    default tuning decides the same blocks as the brute-force reference."""
+    """A tuning too small for the rank levels leaves them open; the result names the level, why and the size of
+    the work, and the default tuning decides the same blocks as the brute-force reference."""
     rng = np.random.default_rng(14)
     tight = DegenerateTuning(max_combinations=1, max_meet=0, probe_flats=0)
     named = 0
@@ -350,6 +350,10 @@ def test_open_cases_are_named_in_the_stages():
         open_levels = [(case["u"], case["q"]) for case in result.stages["open"]]
         assert open_levels and all(q >= 1 for _, q in open_levels), result.stages
         assert all(case["kind"] == "minrank" for case in result.stages["open"])
+        for case in result.stages["open"]:  # the size of the work past the budgets: the halves multiply to every vector
+            work = case["work"]
+            assert work["coefficient_vectors"] > tight.max_combinations
+            assert work["half_rows"] ** 2 >= work["coefficient_vectors"] >= work["half_rows"]
         states = {level["state"] for level in result.stages["levels"]}
         assert "open" in states
         full = decide_degenerate(instance)
