@@ -22,6 +22,10 @@ Usage::
     python benchmarks/degenerate_survey.py --seeds 4 --time-limit 30 --jobs 2 --out benchmarks/degenerate_survey.json
     python benchmarks/degenerate_survey.py --compare before.json after.json
 
+After the table it lists every open §7 case (the frontier): the block's
+cell, classes and spare units, the level, and the size of the work that no
+tool could afford (terms, coefficient vectors, rows per half table).
+
 The same arguments always draw the same blocks. ``--compare`` runs nothing:
 it prints two runs' tables side by side (unknowns, median and max seconds).
 """
@@ -160,6 +164,17 @@ def compare(before_path: str, after_path: str) -> str:
     return "\n".join(lines)
 
 
+def frontier(records: list) -> str:
+    """Each open §7 case: the block's cell, classes and spare units, the level, and the size of its work."""
+    lines = ["| d | R | n | classes | spare | level u (q) | kind | terms | coefficient vectors | rows per half |", "|" + "---|" * 10]
+    for r in sorted(records, key=lambda r: (r["d"], r["R"], r["n"], r["rep"])):
+        for case in r.get("open") or []:
+            work = case.get("work") or {}
+            lines.append(f"| {r['d']} | {r['R']} | {r['n']} | {r['classes']} | {r['spare']} | {case['u']} ({case['q']}) | {case['kind']} "
+                         f"| {work.get('terms', '-')} | {work.get('coefficient_vectors', 0):.2g} | {work.get('half_rows', 0):.2g} |")
+    return "\n".join(lines)
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -215,6 +230,7 @@ def main(argv=None) -> int:
         text = json.dumps(report, indent=1, ensure_ascii=False)[:-2] + ',\n "records": [\n' + lines + "\n ]\n}\n"
         Path(args.out).write_text(text)
     print(table(summary))
+    print(frontier(records))
     print(f"wall {wall:.1f} s, {len(records)} blocks, commit {report['commit']}")
     return 0
 

@@ -122,9 +122,9 @@ class RankAnswer:
         Coefficient vectors screened.
     work : dict or None
         For an answer left open past the budgets: the size of the work no
-        tool here could afford, ``{"coefficient_vectors": N, "half_rows": H}``
-        (the meet in the middle's larger half table, against the tuning's
-        ``max_combinations`` and ``meet_rows``).
+        tool here could afford: the terms and their groups, the coefficient
+        vectors N (against the tuning's ``max_combinations``) and the rows H
+        of the meet in the middle's larger half table (against ``meet_rows``).
     """
 
     status: str
@@ -187,7 +187,8 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         answer = _meet(question, groups, base, plan, tuning, budget)
         if answer.status != "open" or answer.how != UNSPLIT:
             return answer
-    return RankAnswer("open", None, "budget", work={"coefficient_vectors": combinations(groups), "half_rows": max(half_sizes(groups))})
+    return RankAnswer("open", None, "budget", work={"terms": len(question.columns), "groups": len(groups),
+                                                    "coefficient_vectors": combinations(groups), "half_rows": max(half_sizes(groups))})
 
 
 # ------------------------------------------------------------ enumeration
