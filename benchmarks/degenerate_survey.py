@@ -132,7 +132,12 @@ def summarise(records: list) -> dict:
         cells[(record["R"], record["d"])].append(record)
         cells[(record["R"], "all")].append(record)
         cells[("all", "all")].append(record)
-    return {f"R={R} d={d}": _cell(group) for (R, d), group in sorted(cells.items(), key=lambda item: str(item[0]))}
+    return {f"R={R} d={d}": _cell(group) for (R, d), group in sorted(cells.items(), key=_cell_order)}
+
+
+def _cell_order(item) -> tuple:
+    """Cells by R, then d, numbers in numeric order and "all" first."""
+    return tuple((1, v) if isinstance(v, int) else (0, 0) for v in item[0])
 
 
 def table(summary: dict) -> str:

@@ -356,6 +356,10 @@ def test_open_cases_are_named_in_the_stages():
             assert work["half_rows"] ** 2 >= work["coefficient_vectors"] >= work["half_rows"]
         states = {level["state"] for level in result.stages["levels"]}
         assert "open" in states
+        again = decide_degenerate(rewritten(instance, np.random.default_rng(named)), tuning=tight)  # units permuted and rescaled
+        assert again.status == "unknown"
+        assert sorted((c["u"], c["q"], c["kind"], c["work"]["terms"], c["work"]["coefficient_vectors"]) for c in again.stages["open"]) \
+            == sorted((c["u"], c["q"], c["kind"], c["work"]["terms"], c["work"]["coefficient_vectors"]) for c in result.stages["open"])
         full = decide_degenerate(instance)
         assert full.decided and (full.status == "absorbable") == section_7_reference(instance)
     assert named >= 6

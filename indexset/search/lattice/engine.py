@@ -217,7 +217,7 @@ def _walk_with_trials_beside(job: Job, choice: Choice, trace: Trace, workers: in
     """The complete walk; for a first solution of a long one, with trials on one of its threads for a while (:func:`trials_beside`)."""
     tuning = job.tuning
     predicted = choice.predicted_seconds(job)
-    if (job.find_all or workers < 2 or tuning.split_from >= choice.lattice.D or predicted is None or predicted < tuning.trials_beside_from_seconds
+    if (job.find_all or not _shared(job, choice.lattice, workers) or predicted is None or predicted < tuning.trials_beside_from_seconds
             or tuning.trials_beside_share <= 0):
         return _enumerate(job, choice, trace, workers)
     beside = trials_beside(job, choice.lattice, tuning.trials_beside_share * predicted, trace.get("pruned", {}).get("trials", 0))
@@ -334,6 +334,11 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: 
     return found
 
 
+def _shared(job: Job, lattice: Lattice, workers: int) -> bool:
+    """Whether ``workers`` threads share the walk: more than one, and a tree deep enough to split."""
+    return workers > 1 and job.tuning.split_from < lattice.D
+
+
 def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int, late: threading.Event | None = None) -> Result:
     """The kernel's walk of the whole tree (shared by ``workers`` threads when the tree is wide enough).
 
@@ -345,7 +350,7 @@ def _enumerate(job: Job, choice: Choice, trace: Trace, workers: int, late: threa
     run = Run(job.system, lattice, job.find_all, job.budget, job.tuning, count_only=job.count_only)
     run.estimate = trace.get("estimated_nodes")
     start = job.budget.start
-    shared = workers > 1 and job.tuning.split_from < lattice.D
+    shared = _shared(job, lattice, workers)
     rung = Rung(job, choice, workers) if shared and "rung" not in trace.record else None
     with trace.stage("enumerate"):
         try:
