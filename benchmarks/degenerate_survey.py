@@ -171,12 +171,17 @@ def compare(before_path: str, after_path: str) -> str:
 
 def frontier(records: list) -> str:
     """Each open §7 case: the block's cell, classes and spare units, the level, and the size of its work."""
-    lines = ["| d | R | n | classes | spare | level u (q) | kind | terms | coefficient vectors | rows per half |", "|" + "---|" * 10]
+    from indexset.text import count
+
+    def size(work: dict, key: str) -> str:
+        return "–" if work.get(key) is None else count(work[key], 2)
+
+    lines = ["| d | R | n | classes | spare | level u (q) | kind | terms | coefficient vectors | rows per half | limit |", "|" + "---|" * 11]
     for r in sorted(records, key=lambda r: (r["d"], r["R"], r["n"], r["rep"])):
         for case in r.get("open") or []:
             work = case.get("work") or {}
             lines.append(f"| {r['d']} | {r['R']} | {r['n']} | {r['classes']} | {r['spare']} | {case['u']} ({case['q']}) | {case['kind']} "
-                         f"| {work.get('terms', '-')} | {work.get('coefficient_vectors', 0):.2g} | {work.get('half_rows', 0):.2g} |")
+                         f"| {work.get('terms', '–')} | {size(work, 'coefficient_vectors')} | {size(work, 'half_rows')} | {work.get('limit', '–')} |")
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 For each system file, in one run, paired and alternating, ``--repeat``
 times:
 
-- ``indexset solve-system FILE --count --json``: wall and CPU seconds of
+- ``python -m indexset solve-system FILE --count --json`` with this
+  repository's code (run in its folder): wall and CPU seconds of
   the process, and from its stages the nodes walked, the walk's wall
   seconds and its threads, so nodes per thread-second of the walk;
 - solvediophant ``-bkz -beta40 -silent FILE`` (its test script's count
@@ -40,12 +41,12 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 
 
-def timed(argv: list[str], timeout: float) -> dict:
-    """Wall and CPU seconds, exit code, stdout and stderr of one whole process."""
+def timed(argv: list[str], timeout: float, cwd: Path, env: dict | None = None) -> dict:
+    """Wall and CPU seconds, exit code, stdout and stderr of one whole process, run in ``cwd``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as expired:
         code, out, err = None, expired.stdout or "", expired.stderr or ""
@@ -56,9 +57,13 @@ def timed(argv: list[str], timeout: float) -> dict:
             "stderr": err if isinstance(err, str) else err.decode()}
 
 
-def ours(indexset: str, path: Path, timeout: float) -> dict:
-    """One counted run of indexset: process times and the walk's nodes, seconds and threads."""
-    run = timed([indexset, "solve-system", str(path), "--count", "--json"], timeout)
+def ours(path: Path, timeout: float) -> dict:
+    """One counted run of this repository's indexset (``python -m indexset``): process times and the walk's nodes, seconds and threads."""
+    run = timed([sys.executable, "-m", "indexset", "solve-system", str(path.resolve()), "--count", "--json"], timeout, REPOSITORY,
+                {**os.environ, "PYTHONPATH": str(REPOSITORY)})
+    if run["code"] not in (0, 1):
+        return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "failed": run["code"], "nodes": None, "walk_s": None,
+                "threads": None, "nodes_per_thread_s": None}
     payload = json.loads(run["stdout"])
     lattice = payload["stages"]["search"]["lattice"]
     threads = lattice.get("workers", 1)
@@ -69,9 +74,9 @@ def ours(indexset: str, path: Path, timeout: float) -> dict:
 
 
 def theirs(sd: str, path: Path, reduction_copy: Path, timeout: float) -> dict:
-    """One counted run of solvediophant and one that stops after its first loop (its reduction)."""
-    full = timed([sd, "-bkz", "-beta40", "-silent", str(path)], timeout)
-    reduction = timed([sd, "-bkz", "-beta40", "-silent", str(reduction_copy)], timeout)
+    """One counted run of solvediophant and one that stops after its first loop (its reduction), in the scratch folder of the copy (it writes a file there)."""
+    full = timed([sd, "-bkz", "-beta40", "-silent", str(path.resolve())], timeout, reduction_copy.parent)
+    reduction = timed([sd, "-bkz", "-beta40", "-silent", str(reduction_copy)], timeout, reduction_copy.parent)
     loops = re.search(r"Loops: (\d+)", full["stderr"])
     total = re.search(r"Total number of solutions: (\d+)", full["stderr"])
     enumeration = full["cpu_s"] - reduction["cpu_s"]
@@ -82,7 +87,7 @@ def theirs(sd: str, path: Path, reduction_copy: Path, timeout: float) -> dict:
 
 
 def one_thread(path: Path) -> dict:
-    """The engine on one thread, in process: the same basis and tree as ``solve-system --count`` chooses, walked by one thread."""
+    """The engine on one thread, in process: the basis ``solve-system --count`` chooses, walked by one thread (a rung's restart needs two)."""
     code = (
         "import json, sys, time\n"
         "from indexset.search.decide import decide_system\n"
@@ -94,7 +99,7 @@ def one_thread(path: Path) -> dict:
         "print(json.dumps({'nodes': lattice['nodes'], 'walk_s': lattice['enumerate_s'], 'cpu_s': time.process_time() - began}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run([sys.executable, "-c", code, str(path.resolve())], capture_output=True, text=True, env=env, cwd=REPOSITORY, check=True)
     facts = json.loads(done.stdout.strip().splitlines()[-1])
     facts["nodes_per_s"] = facts["nodes"] / facts["walk_s"]
     return facts
@@ -108,6 +113,7 @@ def stoploops_copy(path: Path, folder: Path) -> Path:
 
 
 def median(values):
+    """The median of the values that are not None (None when none is)."""
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
 
@@ -116,7 +122,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", type=Path, help="system files (solvediophant's format, QOBLIB .dat)")
     parser.add_argument("--solvediophant", required=True, metavar="PATH", help="the solvediophant (sd2) binary")
-    parser.add_argument("--indexset", default="indexset", help="the indexset executable (default: indexset on PATH)")
     parser.add_argument("--repeat", type=int, default=3, help="paired runs per file (default 3)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run (default 900)")
     parser.add_argument("--json", metavar="OUT", help="write every run here")
@@ -129,7 +134,7 @@ def main() -> None:
             for rep in range(args.repeat):
                 pair = {}
                 for who in (("ours", "theirs") if rep % 2 == 0 else ("theirs", "ours")):
-                    pair[who] = ours(args.indexset, path, args.timeout) if who == "ours" else theirs(args.solvediophant, path, copy, args.timeout)
+                    pair[who] = ours(path, args.timeout) if who == "ours" else theirs(args.solvediophant, path, copy, args.timeout)
                 runs.append(pair)
             alone = one_thread(path)
             row = {"file": path.name, "runs": runs, "one_thread": alone,
@@ -137,7 +142,7 @@ def main() -> None:
                    "sd_loops_per_cpu_s": median(r["theirs"]["loops_per_cpu_s"] for r in runs),
                    "ratio_wall": median(r["ours"]["wall_s"] / r["theirs"]["wall_s"] for r in runs),
                    "ratio_cpu": median(r["ours"]["cpu_s"] / r["theirs"]["cpu_s"] for r in runs)}
-            walks = [r["ours"] for r in runs if abs(r["ours"]["nodes"] - alone["nodes"]) <= 1e-3 * alone["nodes"] and r["ours"]["walk_s"]]
+            walks = [r["ours"] for r in runs if r["ours"]["nodes"] is not None and abs(r["ours"]["nodes"] - alone["nodes"]) <= 1e-3 * alone["nodes"] and r["ours"]["walk_s"]]
             row["idle_share"] = median(1 - alone["walk_s"] / (w["walk_s"] * w["threads"]) for w in walks) if walks else None
             rows.append(row)
             print(f"{path.name}: ours nodes {runs[0]['ours']['nodes']} at {row['ours_nodes_per_thread_s'] or 0:.3g}/thread-s "

@@ -37,6 +37,7 @@ from indexset.budget import INTERRUPTED, TIME_LIMIT, Budget
 from indexset.result import FEASIBLE, INFEASIBLE
 from indexset.search.decide import decide_system
 from indexset.search.system import System
+from indexset.text import count
 from indexset.theory.canonical import Classes
 from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.lowrank import RankQuestion, decide_rank
@@ -418,11 +419,20 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
         return SubCase(None, answer.how)
     if answer.how in (TIME_LIMIT, INTERRUPTED):
         return SubCase(None, f"rank ≤ {q} over {len(active)} signs: {answer.how}", "halted")
-    work = answer.work or {}
-    size = (f"; {work['coefficient_vectors']:.3g} coefficient vectors, a meet in the middle of {work['half_rows']:.3g} rows per half"
-            if work else "")
     return SubCase(None, f"rank ≤ {q} over {len(active)} signs, a 0/1 MinRank question past the rank bound, the screening and "
-                         f"the meet in the middle ({answer.how}{size}; MATH.md §7.6–7.7)", "minrank", answer.work)
+                         f"the meet in the middle ({_work_words(answer.work)}; MATH.md §7.6–7.7)", "minrank", answer.work)
+
+
+def _work_words(work: dict | None) -> str:
+    """What stopped a rank question, with its size."""
+    if work is None:
+        return "budget"
+    vectors = f"{count(work['coefficient_vectors'])} coefficient vectors"
+    if work["limit"] == "meet_rows":
+        return f"{vectors}; a meet in the middle would hold {count(work['half_rows'])} rows per half table"
+    if work["limit"] == "max_meet":
+        return f"{vectors}; the cheapest meet in the middle would hold {count(work['meet_entries'])} table entries"
+    return f"{vectors}; every affordable prime leaves a subspace on which all terms vanish"
 
 
 def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning) -> SubCase:

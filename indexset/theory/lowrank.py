@@ -121,10 +121,15 @@ class RankAnswer:
     screened : int
         Coefficient vectors screened.
     work : dict or None
-        For an answer left open past the budgets: the size of the work no
-        tool here could afford: the terms and their groups, the coefficient
-        vectors N (against the tuning's ``max_combinations``) and the rows H
-        of the meet in the middle's larger half table (against ``meet_rows``).
+        For an answer left open past the budgets, the size of its work:
+        ``terms`` and their ``groups``; ``coefficient_vectors``, more than the
+        tuning's ``max_combinations``; ``half_rows``, the rows of the meet
+        in the middle's larger half table; ``meet_entries``, the table
+        entries of its cheapest prime over every subspace (None when the
+        halves exceed ``meet_rows``); and ``limit``, what stopped it:
+        ``meet_rows`` (the halves), ``max_meet`` (every prime's tables) or
+        ``unsplit`` (every affordable prime left a subspace on which all
+        terms vanish).
     """
 
     status: str
@@ -181,14 +186,23 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         return RankAnswer("refuted", None, "bound")
     if combinations(groups) <= tuning.max_combinations:
         return _enumerate(question, groups, base, tuning, budget)
-    for plan in meet_plans(question, groups, tuning.meet_rows, tuning.check_weight):
+    plans = meet_plans(question, groups, tuning.meet_rows, tuning.check_weight)
+    met = False
+    for plan in plans:
         if plan.entries > tuning.max_meet:
             continue
+        met = True
         answer = _meet(question, groups, base, plan, tuning, budget)
         if answer.status != "open" or answer.how != UNSPLIT:
             return answer
-    return RankAnswer("open", None, "budget", work={"terms": len(question.columns), "groups": len(groups),
-                                                    "coefficient_vectors": combinations(groups), "half_rows": max(half_sizes(groups))})
+    limit = "unsplit" if met else "max_meet" if plans else "meet_rows"
+    return RankAnswer("open", None, "budget", work=_work(question, groups, plans, limit))
+
+
+def _work(question: RankQuestion, groups: list, plans: list, limit: str) -> dict:
+    """The size of an open question's work, and the budget or obstacle that stopped it (:attr:`RankAnswer.work`)."""
+    return {"terms": len(question.columns), "groups": len(groups), "coefficient_vectors": combinations(groups),
+            "half_rows": max(half_sizes(groups)), "meet_entries": min((plan.entries for plan in plans), default=None), "limit": limit}
 
 
 # ------------------------------------------------------------ enumeration

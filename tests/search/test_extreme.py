@@ -93,7 +93,7 @@ def test_trials_without_a_solution_to_find_report_none_and_run_until_stopped():
             stop.set()
 
     job = replace(trials_job(system, reduction, KERNEL_WALK, seed=1, progress=report), budget=Budget.of(stop=stop))
-    found, facts = lattice.pruned_passes(job, [], seconds=600.0, workers=2, trials=lattice.Trials(job, basis))
+    found, facts = lattice.pruned_passes(job, [], seconds=60.0, workers=2, trials=lattice.Trials(job, basis))
     assert found == [] and not facts["found"] and facts["passes"] == facts["trials"] >= 1
     assert all(report["stage"] == "pruned passes" for report in reports)
     assert stop.is_set()  # the stop request ended them, not the trials running out

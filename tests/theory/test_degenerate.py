@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from dataclasses import replace
 from fractions import Fraction
 
 import flint
@@ -350,10 +351,14 @@ def test_open_cases_are_named_in_the_stages():
         open_levels = [(case["u"], case["q"]) for case in result.stages["open"]]
         assert open_levels and all(q >= 1 for _, q in open_levels), result.stages
         assert all(case["kind"] == "minrank" for case in result.stages["open"])
-        for case in result.stages["open"]:  # the size of the work past the budgets: the halves multiply to every vector
+        for case in result.stages["open"]:  # level 0: every class is active, each term at most doubles the vectors
             work = case["work"]
-            assert work["coefficient_vectors"] > tight.max_combinations
-            assert work["half_rows"] ** 2 >= work["coefficient_vectors"] >= work["half_rows"]
+            assert work["terms"] == result.stages["classes"]
+            assert tight.max_combinations < work["coefficient_vectors"] <= 2 ** work["terms"]
+            assert work["limit"] == "max_meet" and work["meet_entries"] > tight.max_meet
+        halves = decide_degenerate(instance, tuning=replace(tight, meet_rows=1))  # no half table fits: the halves' limit
+        assert [case["work"]["limit"] for case in halves.stages["open"]] == ["meet_rows"] * len(halves.stages["open"])
+        assert all(case["work"]["meet_entries"] is None for case in halves.stages["open"])
         states = {level["state"] for level in result.stages["levels"]}
         assert "open" in states
         again = decide_degenerate(rewritten(instance, np.random.default_rng(named)), tuning=tight)  # units permuted and rescaled
