@@ -42,6 +42,7 @@ from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.theory.rank import rank_argument
 from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result, theorem_verdict
+from indexset.trace import Trace
 
 ABLATIONS = ("prune", "lattice", "gram", "ties")
 """Stages that ``solve(..., ablate=...)`` can switch off (for benchmarks)."""
@@ -170,7 +171,8 @@ def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
         raise InputError(instance.source, "the block is residual-free (block = residual_free): there is no skip to absorb")
     if act.kind != ODD_LINEAR:
         return theorem_result(instance, options.target_class, budget=clock, seed=options.seed)
-    stages = {"classify": act.kind, "activation": act.name, "c": str(act.c), "class": options.target_class}
+    trace = Trace({"classify": act.kind, "activation": act.name, "c": str(act.c), "class": options.target_class})
+    stages = trace.record  # every stage below records into the one trace, the searches' and §7's too
     degeneracy = find_degeneracy(instance)
     stages["weights"] = degeneracy.describe()
     if options.target_class == BIAS_FREE and instance.b_up is not None and bool(np.any(instance.b_up != 0)):
@@ -185,23 +187,23 @@ def _solve_block(instance: Instance, options: Options, clock: Budget) -> Result:
         if result.decided:
             return result
         stages["gram"] = {"reason": result.reason, "certificate": result.certificate}  # kept for distance()
-    verdict = _Verdict(instance, degeneracy, stages, options, clock)
+    verdict = _Verdict(instance, degeneracy, trace, options, clock)
     if options.tol is None and hyper_info(instance) is not None:
         rank = rank_argument(instance)
         if rank["applies"]:
             stages.update(path="hyper-connection rank argument", rank_write=rank["rank_write"], rank_read=rank["rank_read"])
             return verdict.negative(rank["text"], {"kind": "rank", "rank_write": rank["rank_write"], "rank_read": rank["rank_read"], "d": rank["d"]}, "rank")
-    return _by_index_sets(instance, verdict, options, clock, stages)
+    return _by_index_sets(instance, verdict, options, clock, trace)
 
 
-def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Budget, stages: dict) -> Result:
+def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, clock: Budget, trace: Trace) -> Result:
     """Decide (★) as a 0/1 system and turn the system's answer into the block's.
 
     Tied units (equal columns of M) are one bounded unknown each
     (:func:`indexset.search.system.tie_columns`); its solutions are turned
     back into index sets.
     """
-    began = time.perf_counter()
+    began, stages = time.perf_counter(), trace.record
     system = build_system(instance, options.tol)
     # Merged only to count or list: a solution then stands for many index sets. A first solution
     # comes sooner from the 0/1 system, whose tied columns give it more solutions (BENCHMARKS.md).
@@ -218,17 +220,14 @@ def _by_index_sets(instance: Instance, verdict: _Verdict, options: Options, cloc
         ties.system, find_all=options.find_all, min_size=instance.d, budget=clock, seed=options.seed, engines=options.engines,
         progress=options.progress, cluster=options.cluster, prune_system="prune" not in options.ablate,
         use_lattice="lattice" not in options.ablate, check_fixed=rank_test if options.tol is None else None,
-        brute_width=SEARCH_TUNING.brute_width if not options.ablate else 0, engine_options=dict(options.engine_options),
+        brute_width=SEARCH_TUNING.brute_width if not options.ablate else 0, engine_options=dict(options.engine_options), trace=trace,
     )
     decided = _as_index_sets(ties, decided)
-    for key in ("reduce", "prune", "engines", "search"):
-        if key in decided.stages:
-            stages[key] = decided.stages[key]
     if decided.status == FEASIBLE:
         return verdict.positive(decided)
     if decided.status == INFEASIBLE:
         return verdict.negative(_proof(decided, options.tol, instance.d), decided.certificate, decided.engine)
-    return Result(UNKNOWN, decided.reason, stages=dict(stages, search=decided.stages.get("search")), engine=decided.engine)
+    return Result(UNKNOWN, decided.reason, stages=stages, engine=decided.engine)
 
 
 def _as_index_sets(ties: Ties, decided: Result) -> Result:
@@ -260,8 +259,8 @@ def _proof(decided: Result, tol, d: int) -> str:
 class _Verdict:
     """Turns facts about index sets into a verdict about the block, for its class."""
 
-    def __init__(self, instance: Instance, degeneracy, stages: dict, options: Options, clock: Budget) -> None:
-        self.instance, self.degeneracy, self.stages = instance, degeneracy, stages
+    def __init__(self, instance: Instance, degeneracy, trace: Trace, options: Options, clock: Budget) -> None:
+        self.instance, self.degeneracy, self.trace, self.stages = instance, degeneracy, trace, trace.record
         self.options, self.clock = options, clock
 
     def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
@@ -274,12 +273,12 @@ class _Verdict:
         if not self.degeneracy.nondegenerate:
             # The exact decision for degenerate weights (MATH.md §7, an extension):
             # only its proven answers replace "unknown". It spends the caller's remaining time.
-            decided = decide_degenerate(instance, tol=tol, budget=self.clock.timed_from_now())
+            decided = decide_degenerate(instance, tol=tol, budget=self.clock.timed_from_now(), trace=self.trace)
             if decided is not None and decided.status == ABSORBABLE and self.options.target_class == BIAS_FREE and not _bias_free_witness(decided):
                 decided = None  # the §7 witness needs a bias inside σ: it says nothing about bias-free blocks
             if decided is not None and decided.decided:
                 decided.reason = f"{scope} ({proof}); {decided.reason}"
-                decided.stages = dict(self.stages, degenerate=decided.stages)
+                decided.stages = self.stages
                 decided.count, decided.solutions = listing["count"], listing["solutions"]
                 return decided
             open_cases = "" if decided is None else f"; {decided.reason}"
@@ -287,7 +286,7 @@ class _Verdict:
                 UNKNOWN,
                 f"{scope} ({proof}), but the weights are {self.degeneracy.describe()}: (★) is sufficient, "
                 f"not necessary, for degenerate weights (MATH.md §3){open_cases}",
-                stages=self.stages if decided is None else dict(self.stages, degenerate=decided.stages),
+                stages=self.stages,
                 certificate=certificate, engine=engine, complete=True, **listing,
             )
         reason = f"{scope}: {proof}; {necessity(instance, self.options.target_class)}"

@@ -169,7 +169,7 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
 
 # ====================================================== public entry
 def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, *, budget: Budget | None = None,
-                      tuning: DegenerateTuning | None = None) -> Result | None:
+                      tuning: DegenerateTuning | None = None, trace: Trace | None = None) -> Result | None:
     """Decide absorbability exactly on (possibly) degenerate weights (MATH.md §7).
 
     Parameters
@@ -187,6 +187,10 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
         Deadline and stop request shared with the caller.
     tuning : DegenerateTuning, optional
         Budgets of the case analysis (default :class:`DegenerateTuning`).
+    trace : Trace, optional
+        The caller's trace: the decision records under its ``degenerate``
+        key (created only when the argument applies), and the result's
+        ``stages`` is that record.
 
     Returns
     -------
@@ -202,7 +206,8 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
         return None
     budget = budget or Budget.of(time_limit, stop)
     tuning = tuning or DegenerateTuning()
-    trace = Trace({"path": "degenerate (MATH.md §7)"})
+    trace = Trace() if trace is None else trace.child("degenerate")
+    trace.note(path="degenerate (MATH.md §7)")
     with trace.stage("decide"):
         form, classes = classes_of(instance)
         trace.note(classes=classes.m, spare=classes.spare, free_classes=len(form.free), merge=merge_kind(instance.act))

@@ -424,3 +424,16 @@ def test_units_are_counted_once_per_class_whatever_their_order():
         down = np.array([[1, 1, 0], [0, 0, 1]])[:, list(order)]
         result = decide_degenerate(Instance(up, down))
         assert result.status == "not_absorbable" and result.stages["classes"] == 2 and result.stages["spare"] == 1
+
+
+def test_the_solver_keeps_the_section_7_record_beside_its_search():
+    """x + σ(x) + σ(2x) on R: no S satisfies (★), §7 decides it; the block's stages hold the search and §7's record,
+    the same record as §7 alone gives."""
+    instance = Instance(np.array([[1], [2]]), np.array([[1, 1]]))
+    solved = solve(instance)
+    alone = decide_degenerate(instance)
+    assert solved.status == alone.status == "absorbable" and solved.engine == "degenerate"
+    assert solved.stages["reduce"]["n"] == instance.n  # the search that found no S recorded itself in the same stages
+    record = solved.stages["degenerate"]
+    assert (record["classes"], record["spare"]) == (alone.stages["classes"], alone.stages["spare"]) == (1, 1)
+    assert record["levels"] == alone.stages["levels"]
