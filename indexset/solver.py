@@ -260,8 +260,13 @@ class _Verdict:
     """Turns facts about index sets into a verdict about the block, for its class."""
 
     def __init__(self, instance: Instance, degeneracy, trace: Trace, options: Options, clock: Budget) -> None:
-        self.instance, self.degeneracy, self.trace, self.stages = instance, degeneracy, trace, trace.record
+        self.instance, self.degeneracy, self.trace = instance, degeneracy, trace
         self.options, self.clock = options, clock
+
+    @property
+    def stages(self) -> dict:
+        """The block's stages: the record of its one trace."""
+        return self.trace.record
 
     def negative(self, proof: str, certificate: dict | None = None, engine: str = "exact") -> Result:
         """``not_absorbable`` with its proof; on degenerate weights the §7 decision, else ``unknown``."""

@@ -340,8 +340,7 @@ def meet_plans(question: RankQuestion, groups: list, max_rows: int, check_weight
 def half_sizes(groups: list[Group]) -> tuple[int, int]:
     """Rows of the meet in the middle's two half tables: the coefficient vectors of each half of the groups."""
     first, second = _halves(list(range(len(groups))), groups)
-    return (math.prod(groups[g].high - groups[g].low + 1 for g in first),
-            math.prod(groups[g].high - groups[g].low + 1 for g in second))
+    return combinations([groups[g] for g in first]), combinations([groups[g] for g in second])
 
 
 def _meet(question: RankQuestion, groups: list, base, plan: MeetPlan, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:
