@@ -109,6 +109,26 @@ print(json.dumps([result.status, system.is_solution(result.index_set), facts["be
     assert json.loads(process.stdout) == ["feasible", True, True, KERNEL_WALK.stronger_block, []]
 
 
+def test_discrepancy_passes_beside_end_when_halted_and_leave_no_thread():
+    from systems import star_system
+
+    from indexset.search.lattice.pruned import discrepancy_beside
+
+    # A (★) system of random weights, with no solution to end the passes: unhalted, they would walk every limit
+    # up to max_discrepancies within their (long) time; halted at once, they end at their next chunk.
+    system = star_system(np.random.default_rng(5), 2, 70, 1000)
+    reduction = reduce_system(system.M, system.t)
+    basis = lattice.build_lattice(reduction, 20)
+    job = lattice.Job(system, reduction, seed=0, tuning=KERNEL_WALK, bkz_block=20, embedding="cvp")
+    beside = discrepancy_beside(job, basis, 1e6)
+    beside.halt()
+    assert beside.ended.wait(120), "halted passes should end at their next chunk"
+    found, facts = beside.join()
+    assert not found and not facts["found"]
+    assert facts.get("discrepancies", -1) < KERNEL_WALK.max_discrepancies  # not every pass ended
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-")]
+
+
 def test_the_per_coordinate_bounds_only_cut_and_once_settled_are_no_longer_counted():
     from indexset.search.lattice.tuning import DEFAULT
 

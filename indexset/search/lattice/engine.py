@@ -9,7 +9,7 @@
    walk (:mod:`.pruned`): of a strongly reduced basis built beside the
    kernels' load; once loaded, of the default basis first. When that
    basis's complete walk is hopeless, its discrepancy passes run in a
-   thread of their own beside steps 4 and 5.
+   thread of their own beside step 4, on the core it leaves idle.
 4. A basis is chosen while the kernels load in a thread (:mod:`.choose`).
 5. For a first solution, pruned passes (and, for hopeless trees,
    extreme-pruning trials) look for one in a few per cent of the
@@ -194,6 +194,7 @@ def _search_lattice(job: Job, trace: Trace, workers: int, cluster, plan) -> Resu
                 early = answers.walked(job, found, False, None, trace.record)
     finally:
         if beside is not None:
+            beside.halt()  # the pruned stage has halted them already, unless the engine ended before it
             found_beside, facts = beside.join()
             trace.note(discrepancy=dict(facts, beside=True, bkz=stronger.bkz_block))
     if beside is not None and found_beside:
@@ -224,7 +225,7 @@ def _walk_with_trials_beside(job: Job, choice: Choice, trace: Trace, workers: in
     try:
         walked = _enumerate(replace(job, budget=job.budget.also_stopped_by(beside.found)), choice, trace, workers, late=beside.ended)
     finally:
-        beside.found.set()  # the walk has ended: the trials too
+        beside.halt()  # the walk has ended: the trials too
         found, facts = beside.join()
     trace.note(trials_beside=facts)
     if found and walked.status != FEASIBLE:
@@ -262,9 +263,10 @@ def _discrepancy_first(job: Job, default: Choice, loading: bool, trace: Trace, w
     its predicted walk (:func:`passes_seconds`), so on trees that the
     complete walk finishes quickly they cost little. When the stronger
     basis's complete walk is hopeless (``extreme_from_seconds``), its
-    discrepancy passes run in a thread of their own for at most
-    ``hopeless_discrepancy_seconds`` (:class:`Beside`) while the engine
-    goes on at once to its candidates, profile and trials.
+    discrepancy passes run in a thread of their own (:class:`Beside`)
+    while the engine goes on at once to its candidates, until the pruned
+    stage halts them (:func:`_pruned_first`) or for at most
+    ``hopeless_discrepancy_seconds``.
     """
     lattice, tuning = default.lattice, job.tuning
     if tuning.max_discrepancies < 0 or not lattice.searchable or tuning.split_from >= lattice.D:
@@ -323,8 +325,12 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: 
     """Pruned passes over the bases built (and trials on hopeless trees): the supports found, if any.
 
     ``beside``: discrepancy passes running in a thread of their own
-    (:func:`_discrepancy_first`); the two stop each other when one finds.
+    (:func:`_discrepancy_first`), on the core that the reduction of the
+    candidate bases and the profile left idle. They end here: the passes
+    and trials take every core.
     """
+    if beside is not None:
+        beside.halt()
     predicted = choice.predicted_seconds(job)
     hopeless = predicted >= job.tuning.extreme_from_seconds
     trials = Trials(job, choice.lattice) if hopeless else None

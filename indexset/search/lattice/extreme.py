@@ -18,7 +18,8 @@ The Pruner runs in a child process. Its optimiser meets NaN on some
 ordinary inputs (a grid of geometric Gram–Schmidt profiles meets it
 often), and fplll then throws from code that cannot propagate the
 exception, which aborts the process it runs in. The child is started once
-per search that runs trials.
+per search that runs trials, as soon as the trials are planned, and works
+while the linear passes walk (:class:`PendingProfile`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 
@@ -37,6 +40,57 @@ pruner = Pruning.Pruner(r["radius2"], r["basis_nodes"], [r["rr"]], r["probabilit
                         metric=Pruning.PROBABILITY_OF_SHORTEST, flags=Pruning.GRADIENT | Pruning.CVP)
 json.dump(list(pruner.optimize_coefficients_cost_fixed_prob([1.0] * len(r["rr"]))), sys.stdout)
 """
+
+
+class PendingProfile:
+    """An extreme pruning profile being computed in a child process, started at once.
+
+    The child imports fpylll and optimises while the caller walks other
+    passes; :meth:`result` waits for it (at most ``seconds`` from the
+    start) and :meth:`close` ends it if it is still running, so no child
+    outlives the search. The arguments are those of :func:`extreme_profile`.
+    """
+
+    def __init__(self, rr: np.ndarray, radius2: float, basis_nodes: float, probability: float, seconds: float) -> None:
+        self.levels, self.seconds, self.began = len(rr), seconds, time.perf_counter()
+        self.lock = threading.Lock()
+        self.done, self.coefficients = False, None
+        request = {"rr": [float(r) for r in rr], "radius2": float(radius2), "basis_nodes": float(basis_nodes), "probability": float(probability)}
+        try:
+            self.child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.child.stdin.write(json.dumps(request))  # read by the child once fpylll is imported; a few kB fit the pipe's buffer
+            self.child.stdin.close()
+            self.child.stdin = None  # sent: communicate (with a timeout) would flush the closed pipe
+        except OSError:
+            self.child, self.done = None, True
+
+    def result(self) -> np.ndarray | None:
+        """The coefficients (see :func:`extreme_profile`), or None when the Pruner failed or ran out of time."""
+        with self.lock:
+            if not self.done:
+                self.done = True
+                self.coefficients = self._collect()
+            return self.coefficients
+
+    def _collect(self) -> np.ndarray | None:
+        try:
+            output, _ = self.child.communicate(timeout=max(0.0, self.seconds - (time.perf_counter() - self.began)))
+            coefficients = np.asarray(json.loads(output), dtype=np.float64) if self.child.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.close()
+            return None
+        if coefficients is None or coefficients.shape != (self.levels,) or not np.isfinite(coefficients).all() or (coefficients <= 0).any():
+            return None
+        return np.minimum(coefficients, 1.0)
+
+    def close(self) -> None:
+        """End the child if it still runs, and reap it (:meth:`result` is then None unless it was taken before)."""
+        with self.lock:
+            self.done = True
+        if self.child is not None and self.child.poll() is None:
+            self.child.kill()
+        if self.child is not None:
+            self.child.wait()
 
 
 def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probability: float, seconds: float) -> np.ndarray | None:
@@ -63,12 +117,8 @@ def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probabil
         at 1; None when the Pruner failed on these norms (or fpylll is
         missing), and then no trial can run.
     """
-    request = {"rr": [float(r) for r in rr], "radius2": float(radius2), "basis_nodes": float(basis_nodes), "probability": float(probability)}
+    pending = PendingProfile(rr, radius2, basis_nodes, probability, seconds)
     try:
-        child = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True, text=True, timeout=seconds)
-        coefficients = np.asarray(json.loads(child.stdout), dtype=np.float64) if child.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        return None
-    if coefficients is None or coefficients.shape != (len(rr),) or not np.isfinite(coefficients).all() or (coefficients <= 0).any():
-        return None
-    return np.minimum(coefficients, 1.0)
+        return pending.result()
+    finally:
+        pending.close()

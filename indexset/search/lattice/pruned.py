@@ -71,11 +71,16 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | No
 
 
 class _Pass(NamedTuple):
-    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none)."""
+    """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none).
+
+    ``most_seconds``: with trials to follow, the pass is put off until
+    after them when its walk is predicted longer than this.
+    """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
+    most_seconds: float | None = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
@@ -98,7 +103,9 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         may then depend on timing, never whether what it reports is a solution.
     trials : Trials, optional
         Fresh bases under an extreme pruning profile, walked once the
-        linear passes are done.
+        linear passes are done. Linear passes predicted longer than
+        ``linear_share_with_trials`` of ``seconds`` wait until the trials
+        are over (or walk in their place when the profile cannot be computed).
     found : threading.Event, optional
         Set when these passes find a solution, and ends them when set
         elsewhere (passes running beside them, :class:`Beside`).
@@ -117,11 +124,16 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     jobs = [(slack, lattice) for slack in job.tuning.pruning_slacks for lattice in bases]
     if found.is_set():  # passes beside found first
         jobs, trials = [], None
-    if trials is not None and not trials.prepare():
-        trials = None  # no profile: the linear passes alone, as without trials
+    most = None
     if trials is not None:
-        jobs = _short_linear_jobs(job, jobs, job.tuning.linear_share_with_trials * seconds)
-    return _walk_passes(job, [[_Pass(lattice, pruning_profile(lattice, slack)) for slack, lattice in jobs]], budget, found, workers, trials, began)
+        trials.start()  # the profile is computed while the linear passes walk
+        most = job.tuning.linear_share_with_trials * seconds
+    queue = [_Pass(lattice, pruning_profile(lattice, slack), most_seconds=most) for slack, lattice in jobs]
+    try:
+        return _walk_passes(job, [queue], budget, found, workers, trials, began)
+    finally:
+        if trials is not None:
+            trials.close()
 
 
 def discrepancy_passes(job: Job, lattice: Lattice, seconds: float, workers: int = 1, slacks: tuple = (), found: threading.Event | None = None) -> tuple[list, dict]:
@@ -172,11 +184,6 @@ def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers
     return passes.solutions, facts
 
 
-def _short_linear_jobs(job: Job, jobs: list, seconds: float) -> list:
-    """The (slack, basis) passes whose walk is predicted to take at most ``seconds``."""
-    return [(slack, lattice) for slack, lattice in jobs if _walk_seconds(job, lattice, pruning_profile(lattice, slack)) <= seconds]
-
-
 def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
     """Predicted seconds of one walk of ``lattice`` under ``bound2`` (a quick estimate: ``walk_probes`` descents)."""
     return job.node_seconds(estimate_nodes(lattice, job.tuning.walk_probes, job.seed, bound2, job.tuning))
@@ -192,6 +199,7 @@ class _Passes:
         self.passes = self.nodes = 0
         self.discrepancies = None  # the highest discrepancy limit whose pass ended
         self.solutions, self.failures = [], []
+        self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials
         self.reporter = Reporter(job.progress)
 
     def work(self, on_chunk=None, thread: int = 0) -> None:
@@ -220,18 +228,37 @@ class _Passes:
             self.found.set()
 
     def _next(self, thread: int) -> _Pass | None:
-        """The next pass to walk: from the thread's own queue, else another's, else a trial; None when the passes are over."""
-        with self.lock:
-            if self.budget.expired():
-                return None
-            count = len(self.queues)
-            for index in ((thread + k) % count for k in range(count)):
-                if self.queues[index]:
-                    return self.queues[index].popleft()
-        if self.trials is None:
-            return None
-        trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
-        return None if trial is None else _Pass(*trial)
+        """The next pass to walk: from the thread's own queue, else another's, else a trial, else a pass put off; None when the passes are over.
+
+        A pass with ``most_seconds`` is estimated here, in the thread that
+        would walk it (so the estimates run on every core, and the walks
+        start at once), and put off when predicted longer.
+        """
+        while True:
+            with self.lock:
+                if self.budget.expired():
+                    return None
+                task = self._queued(thread)
+            if task is None:
+                break
+            if task.most_seconds is None or _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
+                return task
+            with self.lock:
+                self.put_off.append(task)
+        if self.trials is not None and self.trials.ready():
+            trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
+            if trial is not None:
+                return _Pass(*trial)
+        with self.lock:  # the trials are over (or there are none): the long linear passes, while time is left
+            return self.put_off.popleft() if self.put_off and not self.budget.expired() else None
+
+    def _queued(self, thread: int) -> _Pass | None:
+        """The next queued pass, the thread's own queue first (under the lock)."""
+        count = len(self.queues)
+        for index in ((thread + k) % count for k in range(count)):
+            if self.queues[index]:
+                return self.queues[index].popleft()
+        return None
 
     def report(self) -> None:
         """Nodes of every pass so far to the job's ``progress``, at most once a second."""
@@ -251,21 +278,24 @@ class Beside:
 
     Two uses, one thread each (:func:`discrepancy_beside`,
     :func:`trials_beside`). The passes share the ``found`` event with what
-    runs beside them: whoever finds first sets it and stops the other, and
-    the engine sets it too once it needs the passes no more. :meth:`join`
-    waits for the thread (none outlives the search).
+    runs beside them: whoever finds first sets it and stops the other.
+    The engine ends them with :meth:`halt` once it needs them no more, or
+    needs their core. :meth:`join` waits for the thread (none outlives the
+    search).
 
     Parameters
     ----------
     passes : callable
-        ``passes(found) -> (solutions, facts)``: the passes, ended early once
-        ``found`` is set (:func:`discrepancy_passes`, :func:`pruned_passes`).
+        ``passes(found, halted) -> (solutions, facts)``: the passes, ended
+        early once either event is set (:func:`discrepancy_passes`,
+        :func:`pruned_passes`).
     name : str
         The thread's name.
     """
 
     def __init__(self, passes, name: str) -> None:
         self.found = threading.Event()
+        self.halted = threading.Event()  # set by halt: the passes end without a solution of theirs
         self.ended = threading.Event()  # set when the passes' thread ends, for whatever reason
         self.solutions, self.facts = [], {}
         self.failure = None
@@ -274,12 +304,16 @@ class Beside:
 
     def _run(self, passes) -> None:
         try:
-            self.solutions, self.facts = passes(self.found)
+            self.solutions, self.facts = passes(self.found, self.halted)
         except BaseException as exc:  # surfaced in the calling thread by join
             self.failure = exc
             self.found.set()
         finally:
             self.ended.set()
+
+    def halt(self) -> None:
+        """End the passes at their next chunk (what they found so far stays theirs)."""
+        self.halted.set()
 
     def join(self) -> tuple[list, dict]:
         """The supports these passes found (checked exactly) and their facts, once their thread has ended."""
@@ -289,14 +323,20 @@ class Beside:
         return self.solutions, self.facts
 
 
+def _halted_by(job: Job, halted: threading.Event) -> Job:
+    """``job`` with its budget also stopped by ``halted``."""
+    return dataclasses.replace(job, budget=job.budget.also_stopped_by(halted))
+
+
 def discrepancy_beside(job: Job, lattice: Lattice, seconds: float) -> Beside:
     """Limited-discrepancy passes of one basis beside the rest of the engine, for at most ``seconds``.
 
     On a tree whose complete walk is hopeless the engine goes on at once to
-    its candidate bases, the extreme-pruning profile and the trials; these
-    passes run beside all that.
+    its candidate bases and the extreme-pruning profile, which take one
+    core; these passes take the other, until the engine halts them to
+    walk its pruned passes and trials on every core.
     """
-    return Beside(lambda found: discrepancy_passes(job, lattice, seconds, 1, (), found), "indexset-discrepancy")
+    return Beside(lambda found, halted: discrepancy_passes(_halted_by(job, halted), lattice, seconds, 1, (), found), "indexset-discrepancy")
 
 
 def trials_beside(job: Job, lattice: Lattice, seconds: float, first_trial: int = 0) -> Beside:
@@ -310,7 +350,7 @@ def trials_beside(job: Job, lattice: Lattice, seconds: float, first_trial: int =
     cost of one thread of the walk for a while. They start at trial
     ``first_trial`` (those before it were walked by an earlier stage).
     """
-    return Beside(lambda found: pruned_passes(job, [], seconds, 1, Trials(job, lattice, first_trial), found), "indexset-trials")
+    return Beside(lambda found, halted: pruned_passes(_halted_by(job, halted), [], seconds, 1, Trials(job, lattice, first_trial), found), "indexset-trials")
 
 
 class Trials:
@@ -322,22 +362,33 @@ class Trials:
     limit cuts its reduction short. The profile
     (:func:`indexset.search.lattice.extreme.extreme_profile`, relative to the
     radius, so one serves every basis of the lattice) is computed on the
-    first basis by :meth:`prepare`, before any thread takes a trial.
+    first basis in a child process from :meth:`start`; :meth:`ready` waits
+    for it before the first trial.
     """
 
     def __init__(self, job: Job, lattice: Lattice, first_trial: int = 0) -> None:
         self.job, self.first = job, lattice
-        self.coefficients = None
+        self.pending, self.coefficients, self.failed = None, None, False
         self.taken = first_trial  # the index of the next trial: trials of an earlier stage are not walked again
         self.walked = self.unusable_in_a_row = 0
         self.lock = threading.Lock()
 
-    def prepare(self) -> bool:
-        """Compute the profile; False when there is none (the Pruner failed), and then no trial runs."""
+    def start(self) -> None:
+        """Start computing the profile in a child process (:class:`~indexset.search.lattice.extreme.PendingProfile`); :meth:`ready` waits for it."""
         first, tuning = self.first, self.job.tuning
         basis_nodes = self.job.basis_seconds(first.D) / tuning.node_seconds
-        self.coefficients = extreme.extreme_profile(first.data.rr, first.data.radius2, basis_nodes, tuning.trial_probability, tuning.pruner_seconds)
-        return self.coefficients is not None
+        self.pending = extreme.PendingProfile(first.data.rr, first.data.radius2, basis_nodes, tuning.trial_probability, tuning.pruner_seconds)
+
+    def ready(self) -> bool:
+        """Whether trials can run: the profile is computed (waiting for it); False when the Pruner failed."""
+        self.coefficients = self.pending.result()
+        self.failed = self.coefficients is None
+        return not self.failed
+
+    def close(self) -> None:
+        """End the profile's child process if it still runs."""
+        if self.pending is not None:
+            self.pending.close()
 
     def next(self, budget) -> tuple | None:
         """``(basis, bounds)`` of the next trial; None when trials are over.
@@ -361,5 +412,7 @@ class Trials:
                 return lattice, np.minimum(radius2, radius2 * self.coefficients + MARGIN)
 
     def facts(self) -> dict:
-        """Trials walked and the success probability of one by the pruning model."""
+        """Trials walked and the success probability of one by the pruning model (nothing when the profile could not be computed)."""
+        if self.failed:
+            return {}
         return {"trials": self.walked, "trial_probability": self.job.tuning.trial_probability}

@@ -50,7 +50,7 @@ class LatticeTuning:
     # Incomplete passes and extreme-pruning trials (first solution only; they prove nothing).
     max_discrepancies: int = 20  # limited-discrepancy passes walk the limits 0, 1, …, this (−1: none), before the candidates ...
     discrepancy_share: float = 0.05  # ... within this share of the stronger basis's predicted complete walk (and the passes' caps).
-    hopeless_discrepancy_seconds: float = 4.0  # on a hopeless tree (extreme_from_seconds) they take a thread of their own for at most this, beside the candidates and trials.
+    hopeless_discrepancy_seconds: float = 4.0  # on a hopeless tree (extreme_from_seconds) they take a thread of their own beside the candidates, until the pruned passes start or for at most this.
     pruning_slacks: tuple = (0.1, 0.25, 0.5)  # slacks of the linear pruning profiles, tried in order on every basis.
     relaxed_pruning: bool = False  # a pruned walk tries the integer nearest the centre once where its profile leaves a level none (MATH.md §6.1); on only where measured to pay.
     pruned_share: float = 0.02  # share of the predicted complete walk the passes may take.
@@ -60,7 +60,7 @@ class LatticeTuning:
     trials_take_the_limit_beyond: float = 10.0  # ... or all of it, with trials, when that walk is predicted at more than this many times the time left: it cannot prove in time.
     extreme_from_seconds: float = 300.0  # predicted complete-walk seconds from which trials follow the linear passes.
     extreme_max_seconds: float = 600.0  # most seconds of the passes with trials.
-    linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass runs only when predicted within this share of the passes' time.
+    linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass predicted longer than this share of the passes' time waits until they are over.
     max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
     trials_beside_share: float = 0.25  # first solution: trials walk on one thread beside the complete walk for at most this share of its predicted seconds (0: never) ...
