@@ -77,7 +77,7 @@ class PendingProfile:
             output, _ = self.child.communicate(timeout=max(0.0, self.seconds - (time.perf_counter() - self.began)))
             coefficients = np.asarray(json.loads(output), dtype=np.float64) if self.child.returncode == 0 else None
         except (OSError, subprocess.TimeoutExpired, ValueError):
-            self.close()
+            self._end()
             return None
         if coefficients is None or coefficients.shape != (self.levels,) or not np.isfinite(coefficients).all() or (coefficients <= 0).any():
             return None
@@ -85,8 +85,11 @@ class PendingProfile:
 
     def close(self) -> None:
         """End the child if it still runs, and reap it (:meth:`result` is then None unless it was taken before)."""
-        with self.lock:
-            self.done = True
+        self.done = True  # no lock: result() may hold it while it waits, and calls _end itself on a timeout
+        self._end()
+
+    def _end(self) -> None:
+        """Kill the child if it still runs, and reap it."""
         if self.child is not None and self.child.poll() is None:
             self.child.kill()
         if self.child is not None:
