@@ -16,6 +16,7 @@ import signal
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,20 +196,10 @@ def test_a_killed_worker_loses_no_part(cluster, dask_client):
 
 
 CHILDREN_AFTER_CLOSE = """
-import os, sys
+import sys
+sys.path.insert(0, {tests!r})
+from processes import children
 from indexset.search.cluster import Cluster
-
-def children():
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == os.getpid():
-            found.append(entry)
-    return found
 
 if __name__ == "__main__":
     with Cluster(workers=1, min_seconds=0.0) as cluster:
@@ -225,7 +216,7 @@ def test_a_local_cluster_leaves_no_process_behind(tmp_path):
     import sys
 
     script = tmp_path / "cluster_children.py"
-    script.write_text(CHILDREN_AFTER_CLOSE)
+    script.write_text(CHILDREN_AFTER_CLOSE.format(tests=str(Path(__file__).parents[1])))
     process = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=os.getcwd())
     assert process.returncode == 0, process.stderr[-2000:]
     assert process.stdout.split()[-1] == "0"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from processes import children
 from systems import star_system
 from tunings import KERNEL_WALK
 
@@ -132,26 +132,12 @@ def test_without_a_profile_the_linear_passes_run_as_without_trials():
     assert "trials" not in facts and all(system.is_solution(support) for support in found)
 
 
-def _child_processes():
-    """This process's children, zombies included (from /proc, by their parent's pid)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == os.getpid():
-            found.add(entry)
-    return found
-
-
 def test_a_pending_profile_closed_at_once_leaves_no_child_process():
     # The child needs a Python start and fpylll's import before it can answer: closing at once ends it.
-    before = _child_processes()  # earlier tests may have left helpers of their own (multiprocessing's resource tracker)
+    before = children()  # earlier tests may have left helpers of their own (multiprocessing's resource tracker)
     pending = extreme.PendingProfile(np.linspace(4.0, 1.0, 30), 10.0, 1e6, DEFAULT.trial_probability, DEFAULT.pruner_seconds)
     pending.close()
-    assert _child_processes() <= before and pending.result() is None
+    assert children() <= before and pending.result() is None
 
 
 def test_passes_that_find_before_the_profile_is_needed_leave_no_child_process():
@@ -161,10 +147,10 @@ def test_passes_that_find_before_the_profile_is_needed_leave_no_child_process():
     reduction, basis = reduced_lattice(system)
     job = trials_job(system, reduction, KERNEL_WALK)
     lattice.pruned_passes(job, [basis], seconds=60.0, workers=2)  # loads the kernels: the pass below then takes milliseconds
-    before = _child_processes()
+    before = children()
     found, facts = lattice.pruned_passes(job, [basis], seconds=60.0, workers=2, trials=lattice.Trials(job, basis))
     assert found and all(system.is_solution(support) for support in found) and facts["trials"] == 0
-    assert _child_processes() <= before and not _engine_threads()
+    assert children() <= before and not _engine_threads()
 
 
 def _engine_threads():

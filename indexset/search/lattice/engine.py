@@ -326,8 +326,8 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: 
 
     ``beside``: discrepancy passes running in a thread of their own
     (:func:`_discrepancy_first`), on the core that the reduction of the
-    candidate bases and the profile left idle. They end here: the passes
-    and trials take every core.
+    candidate bases left idle. They end here: the passes and trials take
+    every core.
     """
     if beside is not None:
         beside.halt()
