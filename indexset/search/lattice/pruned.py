@@ -332,9 +332,10 @@ def discrepancy_beside(job: Job, lattice: Lattice, seconds: float) -> Beside:
     """Limited-discrepancy passes of one basis beside the rest of the engine, for at most ``seconds``.
 
     On a tree whose complete walk is hopeless the engine goes on at once to
-    its candidate bases and the extreme-pruning profile, which take one
-    core; these passes take the other, until the engine halts them to
-    walk its pruned passes and trials on every core.
+    its candidate bases, whose reduction takes one core; these passes take
+    the other, until the engine halts them to walk its pruned passes and
+    trials on every core (the trials' profile is computed meanwhile, in a
+    child process).
     """
     return Beside(lambda found, halted: discrepancy_passes(_halted_by(job, halted), lattice, seconds, 1, (), found), "indexset-discrepancy")
 
