@@ -116,7 +116,7 @@ class Engine:
         from indexset.budget import Budget
 
         run = self.walk.Run(system, lattice, True, Budget.of(seconds))
-        return run, lambda: run.drive(lattice.new_walk(), lattice.D, -1)
+        return run, lambda: run.drive(run.new_walk(), lattice.D, -1)
 
 
 VARIANTS = ("engine", "self-dual", "slide")

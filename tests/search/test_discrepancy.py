@@ -39,7 +39,7 @@ def systems_with_lattices(seed, count, planted_every=2):
 def walked(system, built, limit):
     """Every support a walk of the whole tree with ``limit`` finds, its node count, and its leaf count."""
     run = lattice.Run(system, built, True, Budget(), KERNEL_WALK, limit=limit)
-    walk = built.new_walk()
+    walk = run.new_walk()
     assert run.drive(walk, built.D, -1)
     return {tuple(support) for support in run.solutions}, run.nodes, int(walk.istate[kernel.LEAVES])
 
@@ -136,13 +136,13 @@ def test_the_per_coordinate_bounds_only_cut_and_once_settled_are_no_longer_count
         walks = {}
         for name, mask in (("on", np.ones(built.D, dtype=np.int64)), ("off", np.zeros(built.D, dtype=np.int64))):
             run = lattice.Run(system, built, True, Budget(), DEFAULT, coord_mask=mask)
-            assert run.drive(built.new_walk(), built.D, -1)
+            assert run.drive(run.new_walk(), built.D, -1)
             walks[name] = ({tuple(support) for support in run.solutions}, run.nodes, run.tree.coord[1:].copy())
         assert walks["on"][0] == walks["off"][0] == expected
         assert walks["on"][1] <= walks["off"][1]  # they only remove values
         assert not walks["on"][2].any() and not walks["off"][2].any()  # a fixed mask is settled: nothing counted
     run = lattice.Run(system, built, True, Budget(), replace(DEFAULT, coord_sample=0, coord_min_gain=0.0))
-    assert run.drive(built.new_walk(), built.D, -1)  # adapts at its first chunk: every counted level stays on, settled
+    assert run.drive(run.new_walk(), built.D, -1)  # adapts at its first chunk: every counted level stays on, settled
     assert run.coord_levels_off() == int((run.tree.coord[1] < 100).sum())
 
 
