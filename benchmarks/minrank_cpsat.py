@@ -73,17 +73,17 @@ def model(question, form: str) -> tuple[cp_model.CpModel, list]:
     def product(first, second):
         key = tuple(sorted((first, second)))
         if key not in products:
-            (i, j), (k, l) = key
-            most = bound[i][j] * bound[k][l]
-            products[key] = cp.NewIntVar(-most, most, f"P{i}_{j}_{k}_{l}")
-            cp.AddMultiplicationEquality(products[key], [B[i][j], B[k][l]])
+            (i, j), (k, col) = key
+            most = bound[i][j] * bound[k][col]
+            products[key] = cp.NewIntVar(-most, most, f"P{i}_{j}_{k}_{col}")
+            cp.AddMultiplicationEquality(products[key], [B[i][j], B[k][col]])
         return products[key]
 
     for i in range(d):
         for k in range(i + 1, d):
             for j in range(w):
-                for l in range(j + 1, w):
-                    cp.Add(product((i, j), (k, l)) == product((i, l), (k, j)))
+                for col in range(j + 1, w):
+                    cp.Add(product((i, j), (k, col)) == product((i, col), (k, j)))
     return cp, z
 
 
