@@ -1,9 +1,9 @@
-"""CP-SAT on the open rank sub-case of a degenerate block (MATH.md §7.6–7.7): does it decide rank(B(z)) ≤ 1?
+"""Exact tools on the open rank sub-case of a degenerate block (MATH.md §7.6–7.7): does one decide rank(B(z)) ≤ 1?
 
 Solves the block (default: the d = 5, n = 70 block with weights in
 [−2, 2] that BENCHMARKS.md, "Degenerate weights", names), keeps every
-rank question that §7 leaves open, and gives the first one to CP-SAT in
-two exact forms, each under ``--seconds``:
+rank question that §7 leaves open, and gives the first one to each tool
+of ``--tools``, each under ``--seconds``. CP-SAT in two exact forms:
 
 - ``factors``: B(z) = a·bᵀ with integer a and b in the boxes of Lemma 7.7a
   (rank ≤ 1 over Q holds exactly when such a and b exist), as products
@@ -12,17 +12,24 @@ two exact forms, each under ``--seconds``:
   one product constraint.
 
 Every entry B_ij(z) = B0_ij + Σ_k z_k e_k[i] r_k[j] is an integer variable
-within its bound M_ij = |B0_ij| + Σ_k |e_k[i] r_k[j]|. Prints CP-SAT's status,
-seconds, branches and conflicts per form; with ``FEASIBLE`` the chosen terms.
+within its bound M_ij = |B0_ij| + Σ_k |e_k[i] r_k[j]|. And one system of
+Lemma 7.7c (``modp``): for a line spanned by a random a mod ``--prime``, the
+congruences X·B(z) ≡ 0 (X a basis of a^⊥ mod p) as a bounded integer
+system (one slack unknown per congruence), decided by ``decide_system``
+under ``--seconds``; the lemma needs one such system per line,
+[d, 1]_p = (pᵈ − 1)/(p − 1) of them. Prints each tool's status and
+seconds (CP-SAT's branches and conflicts; with ``FEASIBLE`` the chosen terms).
 
 Usage::
 
-    python benchmarks/minrank_cpsat.py [--seed 0] [--d 5] [--n 70] [--range 2] [--seconds 60] [--workers 2]
+    python benchmarks/minrank_tools.py [--tools factors,minors,modp] [--seed 0] [--d 5] [--n 70] [--range 2] \
+        [--seconds 60] [--workers 2] [--prime 13]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import time
 
 import numpy as np
@@ -30,6 +37,9 @@ from ortools.sat.python import cp_model
 
 import indexset
 import indexset.theory.flats as flats
+from indexset.budget import Budget
+from indexset.search.decide import decide_system
+from indexset.search.system import plain_system
 
 
 def open_questions(instance: indexset.Instance, seconds: float) -> list:
@@ -87,6 +97,25 @@ def model(question, form: str) -> tuple[cp_model.CpModel, list]:
     return cp, z
 
 
+def congruence_system(question, prime: int, rng: random.Random):
+    """Lemma 7.7c's system for the line spanned by a random nonzero a mod ``prime``: X·B(z) ≡ 0 with a slack unknown per congruence."""
+    d, m = question.d, len(question.columns)
+    a = [0] * d
+    while not any(a):
+        a = [rng.randrange(prime) for _ in range(d)]
+    pivot = next(i for i in range(d) if a[i])
+    inverse = pow(a[pivot], -1, prime)
+    X = np.array([[1 if col == k else (-a[k] * inverse) % prime if col == pivot else 0 for col in range(d)] for k in range(d) if k != pivot])
+    terms = np.array([(X @ np.outer(question.columns[k], question.rows[k])).reshape(-1) for k in range(m)]).T
+    rhs = -(X @ np.array(question.base)).reshape(-1)
+    low = np.minimum(terms, 0).sum(axis=1) - rhs  # terms·z − rhs lies in [low, high] and equals −prime·y
+    high = np.maximum(terms, 0).sum(axis=1) - rhs
+    y_low, y_high = -(high // prime), (-low) // prime
+    M = np.hstack([terms, prime * np.eye(len(rhs), dtype=np.int64)])
+    upper = [1] * m + [int(v) for v in y_high - y_low]
+    return a, plain_system(M.astype(object), (rhs - prime * y_low).astype(object), upper=upper)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -95,6 +124,8 @@ def main() -> None:
     parser.add_argument("--range", type=int, default=2, help="integer weights in [−R, R]")
     parser.add_argument("--seconds", type=float, default=60.0, help="CP-SAT's limit per form")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tools", default="factors,minors,modp")
+    parser.add_argument("--prime", type=int, default=13, help="the modulus of the modp system")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     R = args.range
@@ -105,7 +136,13 @@ def main() -> None:
         return
     question = questions[0]
     print(f"d {question.d}, w {question.w}, terms {len(question.columns)}, q {question.q}")
-    for form in ("factors", "minors"):
+    tools = args.tools.split(",")
+    if "modp" in tools:
+        a, system = congruence_system(question, args.prime, random.Random(args.seed))
+        began = time.perf_counter()
+        result = decide_system(system, budget=Budget.of(args.seconds), seed=args.seed)
+        print(f"modp: line {a} mod {args.prime}, {system.M.shape[0]} congruences, {system.M.shape[1]} unknowns: {result.status} in {time.perf_counter() - began:.1f} s")
+    for form in (tool for tool in tools if tool in ("factors", "minors")):
         cp, z = model(question, form)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = args.seconds
