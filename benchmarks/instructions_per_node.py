@@ -2,7 +2,7 @@
 
 The first walk loads the kernels and is not counted, so everything before
 the counted walks (Python, imports, reduction, BKZ, kernel load) is the same
-in both runs and cancels. Prints, per walk, its index, nodes and solutions.
+in both runs and cancels. Prints, per walk, its index, nodes, solutions and CPU seconds.
 
 Numba compiles for the CPU it sees, and valgrind reports a plain AVX2 one
 (``haswell``) whatever the host is: under valgrind the kernel is compiled

@@ -212,10 +212,9 @@ class Lattice:
         """What every walk starts from: W at the root (−c⊥, in the kernel's column order) and the target's coordinates along each b*_j."""
         return self.data.top, self.data.tgt
 
-    def new_walk(self, tree: native.Tree | None = None) -> native.Walk:
-        """A fresh walk of the whole tree (of ``tree``'s precision; default float64)."""
-        dtype = np.float64 if tree is None else tree.bstar.dtype
-        return native.new_walk(self.D, self.data.top.shape[0], self.data.top, self.data.tgt, dtype)
+    def new_walk(self, tree: native.Tree) -> native.Walk:
+        """A fresh walk of the whole tree ``tree`` (W in its precision: a walk of another precision would compile a kernel the engine never runs)."""
+        return native.new_walk(self.D, self.data.top.shape[0], self.data.top, self.data.tgt, tree.bstar.dtype)
 
     def payload(self) -> dict:
         """Plain data (numpy arrays, ints, bools) from which :meth:`from_payload` rebuilds it.

@@ -306,7 +306,7 @@ def estimate_nodes(lattice: Lattice, probes: int, seed: int, bound2: np.ndarray 
     if tuning.coord_min_gain > 1.0:
         coord = np.zeros((3, lattice.D), dtype=np.int64)
     tree = lattice.tree(bound2, coord, relaxed=bound2 is not None and tuning.relaxed_pruning)
-    return float(native.estimate_tree(tree, lattice.new_walk(), probes, seed))
+    return float(native.estimate_tree(tree, lattice.new_walk(tree), probes, seed))
 
 
 def kernels_loaded() -> bool:
