@@ -13,8 +13,9 @@ of ``--tools``, each under ``--seconds``. CP-SAT in two exact forms:
 
 Every entry B_ij(z) = B0_ij + Σ_k z_k e_k[i] r_k[j] is an integer variable
 within its bound M_ij = |B0_ij| + Σ_k |e_k[i] r_k[j]|. And one system of
-Lemma 7.7c (``modp``): for a line spanned by a random a mod ``--prime``, the
-congruences X·B(z) ≡ 0 (X a basis of a^⊥ mod p) as a bounded integer
+Lemma 7.7c (``modp``): for one annihilator X of a line mod ``--prime``,
+drawn at random among those Lemma 7.4d enumerates, the
+congruences X·B(z) ≡ 0 as a bounded integer
 system (one slack unknown per congruence), decided by ``decide_system``
 under ``--seconds``; the lemma needs one such system per line,
 [d, 1]_p = (pᵈ − 1)/(p − 1) of them. Prints each tool's status and
@@ -29,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import time
 
@@ -37,6 +39,7 @@ from ortools.sat.python import cp_model
 
 import indexset
 import indexset.theory.flats as flats
+import indexset.theory.lowrank as lowrank
 from indexset.budget import Budget
 from indexset.search.decide import decide_system
 from indexset.search.system import plain_system
@@ -98,14 +101,10 @@ def model(question, form: str) -> tuple[cp_model.CpModel, list]:
 
 
 def congruence_system(question, prime: int, rng: random.Random):
-    """Lemma 7.7c's system for the line spanned by a random nonzero a mod ``prime``: X·B(z) ≡ 0 with a slack unknown per congruence."""
+    """Lemma 7.7c's system for one annihilator X of a line mod ``prime``, drawn among those the lemma enumerates: X·B(z) ≡ 0 with a slack unknown per congruence."""
     d, m = question.d, len(question.columns)
-    a = [0] * d
-    while not any(a):
-        a = [rng.randrange(prime) for _ in range(d)]
-    pivot = next(i for i in range(d) if a[i])
-    inverse = pow(a[pivot], -1, prime)
-    X = np.array([[1 if col == k else (-a[k] * inverse) % prime if col == pivot else 0 for col in range(d)] for k in range(d) if k != pivot])
+    count = lowrank._gaussian_binomial(d, d - 1, prime)  # the annihilators of the lines of F_p^d, in Lemma 7.4d's order
+    X = next(itertools.islice(lowrank._subspace_bases(d, d - 1, prime), rng.randrange(count), None))
     terms = np.array([(X @ np.outer(question.columns[k], question.rows[k])).reshape(-1) for k in range(m)]).T
     rhs = -(X @ np.array(question.base)).reshape(-1)
     low = np.minimum(terms, 0).sum(axis=1) - rhs  # terms·z − rhs lies in [low, high] and equals −prime·y
@@ -113,7 +112,7 @@ def congruence_system(question, prime: int, rng: random.Random):
     y_low, y_high = -(high // prime), (-low) // prime
     M = np.hstack([terms, prime * np.eye(len(rhs), dtype=np.int64)])
     upper = [1] * m + [int(v) for v in y_high - y_low]
-    return a, plain_system(M.astype(object), (rhs - prime * y_low).astype(object), upper=upper)
+    return X, count, plain_system(M.astype(object), (rhs - prime * y_low).astype(object), upper=upper)
 
 
 def main() -> None:
@@ -138,10 +137,12 @@ def main() -> None:
     print(f"d {question.d}, w {question.w}, terms {len(question.columns)}, q {question.q}")
     tools = args.tools.split(",")
     if "modp" in tools:
-        a, system = congruence_system(question, args.prime, random.Random(args.seed))
+        X, count, system = congruence_system(question, args.prime, random.Random(args.seed))
         began = time.perf_counter()
         result = decide_system(system, budget=Budget.of(args.seconds), seed=args.seed)
-        print(f"modp: line {a} mod {args.prime}, {system.M.shape[0]} congruences, {system.M.shape[1]} unknowns: {result.status} in {time.perf_counter() - began:.1f} s")
+        print(
+            f"modp: annihilator {X.tolist()} mod {args.prime} (one of {count}), {system.M.shape[0]} congruences, {system.M.shape[1]} unknowns: {result.status} in {time.perf_counter() - began:.1f} s"
+        )
     for form in (tool for tool in tools if tool in ("factors", "minors")):
         cp, z = model(question, form)
         solver = cp_model.CpSolver()
