@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 
-def children() -> set:
-    """The pids of this process's children, zombies included (by the parent pid in ``/proc/PID/stat``)."""
+def children(running: bool = False) -> set:
+    """The pids of this process's children (by the parent pid in ``/proc/PID/stat``): zombies included, unless ``running``."""
     found = set()
     for entry in os.listdir("/proc"):
         try:
@@ -14,6 +14,6 @@ def children() -> set:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[1]) == os.getpid():
+        if int(fields[1]) == os.getpid() and not (running and fields[0] == "Z"):
             found.add(entry)
     return found

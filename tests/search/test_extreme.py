@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -130,6 +131,25 @@ def test_without_a_profile_the_linear_passes_run_as_without_trials():
     found, facts = lattice.pruned_passes(job, [basis], seconds=60.0, workers=2, trials=trials)
     assert facts["passes"] == len(tuning.pruning_slacks) or found
     assert "trials" not in facts and all(system.is_solution(support) for support in found)
+
+
+def test_a_profile_computed_in_time_counts_however_late_it_is_asked_for():
+    # The linear passes before the trials may outlast the Pruner's time; its answer, ready long before, still counts.
+    system = star_system(np.random.default_rng(3), 2, 50, 1000)
+    _, basis = reduced_lattice(system)
+    rr, radius2, seconds = basis.data.rr, basis.data.radius2, 4.0
+    before = children()
+    began = time.perf_counter()
+    pending = extreme.PendingProfile(rr, radius2, 1e6, DEFAULT.trial_probability, seconds)
+    while children(running=True) - before and time.perf_counter() - began < seconds:
+        time.sleep(0.02)
+    assert time.perf_counter() - began < seconds  # the child answered in time ...
+    time.sleep(seconds + 0.2 - (time.perf_counter() - began))  # ... and is asked for its answer after its time
+    coefficients = pending.result()
+    pending.close()
+    assert coefficients is not None
+    assert np.array_equal(coefficients, extreme.extreme_profile(rr, radius2, 1e6, DEFAULT.trial_probability, seconds))
+    assert children() <= before
 
 
 def test_a_pending_profile_closed_at_once_leaves_no_child_process():

@@ -73,8 +73,11 @@ class PendingProfile:
             return self.coefficients
 
     def _collect(self) -> np.ndarray | None:
+        # A child that has ended answered within its time or failed: its output is read however late it is asked
+        # for (the linear passes before the trials may outlast ``seconds``); one still running gets what is left.
+        running = self.child.poll() is None
         try:
-            output, _ = self.child.communicate(timeout=max(0.0, self.seconds - (time.perf_counter() - self.began)))
+            output, _ = self.child.communicate(timeout=max(0.0, self.seconds - (time.perf_counter() - self.began)) if running else None)
             coefficients = np.asarray(json.loads(output), dtype=np.float64) if self.child.returncode == 0 else None
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self._end()
