@@ -80,22 +80,6 @@ def test_trials_find_a_planted_set_and_the_linear_passes_go_first_only_when_shor
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
 
 
-@pytest.mark.parametrize("allowed", [0.0, None])
-def test_a_linear_pass_that_outruns_its_prediction_waits_until_the_trials_are_over(allowed):
-    # Admitted before the trials by its estimate; with no time at all allowed it stops at once and is
-    # put off, and the trials find; with the default time (a second at least) it walks to its end first.
-    tuning = replace(KERNEL_WALK, linear_share_with_trials=1e9, pruning_slacks=(-0.999,))
-    if allowed is not None:
-        tuning = replace(tuning, linear_overrun=allowed, linear_min_seconds=allowed)
-    system = build_system(construct.planted(d=2, n=50, range=1000, seed=3))
-    reduction, basis = reduced_lattice(system)
-    job = trials_job(system, reduction, tuning, seed=0)
-    found, facts = lattice.pruned_passes(job, [basis], seconds=300.0, workers=2, trials=lattice.Trials(job, basis))
-    assert found and all(system.is_solution(support) for support in found)
-    assert facts["trials"] >= 1 and facts["passes"] - facts["trials"] == 1
-    assert facts.get("outrun", 0) == (0 if allowed is None else 1)
-
-
 def test_trials_without_a_solution_to_find_report_none_and_run_until_stopped():
     from reference import mitm_solutions
 

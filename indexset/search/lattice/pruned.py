@@ -73,18 +73,14 @@ def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | No
 class _Pass(NamedTuple):
     """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none).
 
-    ``most_seconds``: with trials to follow, the seconds from the passes'
-    start within which the pass must end to walk before them; one predicted
-    to end later is put off until after them. ``cap_seconds``: a pass
-    walked before the trials is stopped after this long and put off too
-    (set from its prediction when it is admitted).
+    ``most_seconds``: with trials to follow, the pass is put off until
+    after them when its walk is predicted longer than this.
     """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
     most_seconds: float | None = None
-    cap_seconds: float | None = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
@@ -107,11 +103,9 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         may then depend on timing, never whether what it reports is a solution.
     trials : Trials, optional
         Fresh bases under an extreme pruning profile, walked once the
-        linear passes are done. The linear passes walk first within
-        ``linear_share_with_trials`` of ``seconds`` in all; those predicted
-        to end later, or that run past ``linear_overrun`` times their
-        prediction (and ``linear_min_seconds``), wait until the trials are over (or walk in their place
-        when the profile cannot be computed).
+        linear passes are done. Linear passes predicted longer than
+        ``linear_share_with_trials`` of ``seconds`` wait until the trials
+        are over (or walk in their place when the profile cannot be computed).
     found : threading.Event, optional
         Set when these passes find a solution, and ends them when set
         elsewhere (passes running beside them, :class:`Beside`).
@@ -171,7 +165,7 @@ def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers
 
     Thread k takes its passes from queue k modulo their number first, then from the others, then the trials.
     """
-    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials, began)
+    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials)
     threads = [threading.Thread(target=passes.work, args=(None, k), name=f"indexset-pruned-{k}") for k in range(1, max(1, int(workers)))]
     for thread in threads:
         thread.start()
@@ -185,8 +179,6 @@ def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers
     facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
     if passes.discrepancies is not None:
         facts["discrepancies"] = passes.discrepancies
-    if passes.outrun:
-        facts["outrun"] = passes.outrun
     if trials is not None:
         facts.update(trials.facts())
     return passes.solutions, facts
@@ -200,15 +192,14 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
 class _Passes:
     """The queues of incomplete passes that :func:`pruned_passes` and :func:`discrepancy_passes` hand to their threads, and their results."""
 
-    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None, began: float) -> None:
-        self.job, self.queues, self.budget, self.found, self.trials, self.began = job, queues, budget, found, trials, began
+    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None) -> None:
+        self.job, self.queues, self.budget, self.found, self.trials = job, queues, budget, found, trials
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
         self.discrepancies = None  # the highest discrepancy limit whose pass ended
         self.solutions, self.failures = [], []
-        self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials, or cut at their cap
-        self.outrun = 0  # passes cut at their cap
+        self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials
         self.reporter = Reporter(job.progress)
 
     def work(self, on_chunk=None, thread: int = 0) -> None:
@@ -218,17 +209,13 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                budget = self.budget.within(task.cap_seconds)
-                run = Run(self.job.system, task.lattice, False, budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
+                run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
-                    if not (ended or run.solutions or task.cap_seconds is None or self.budget.expired()):  # it outran its cap: its estimate was low
-                        self.outrun += 1
-                        self.put_off.append(task._replace(cap_seconds=None))
                     if ended and task.limit is not None:
                         self.discrepancies = max(self.discrepancies or 0, task.limit)
                     if run.solutions and not self.solutions:
@@ -245,11 +232,7 @@ class _Passes:
 
         A pass with ``most_seconds`` is estimated here, in the thread that
         would walk it (so the estimates run on every core, and the walks
-        start at once), and put off when predicted to end past it. One
-        admitted is capped there, and at ``linear_overrun`` times its
-        prediction (at least ``linear_min_seconds``): Knuth's estimate is
-        heavy-tailed, and a pass it puts far too low would hold the trials
-        back for as long as it walks.
+        start at once), and put off when predicted longer.
         """
         while True:
             with self.lock:
@@ -258,13 +241,8 @@ class _Passes:
                 task = self._queued(thread)
             if task is None:
                 break
-            if task.most_seconds is None:
+            if task.most_seconds is None or _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
                 return task
-            predicted = _walk_seconds(self.job, task.lattice, task.bound2)
-            left = task.most_seconds - (time.perf_counter() - self.began)
-            if predicted <= left:
-                tuning = self.job.tuning
-                return task._replace(cap_seconds=min(left, max(tuning.linear_min_seconds, tuning.linear_overrun * predicted)))
             with self.lock:
                 self.put_off.append(task)
         if self.trials is not None and self.trials.ready():
