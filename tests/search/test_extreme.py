@@ -80,6 +80,23 @@ def test_trials_find_a_planted_set_and_the_linear_passes_go_first_only_when_shor
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("indexset-pruned")]
 
 
+@pytest.mark.parametrize("share", [1e-12, 1e9])
+def test_a_linear_pass_that_walks_past_its_share_waits_until_the_trials_are_over(share):
+    # Predicted at no time at all (a node costs 1e-15 s by the model; the trials' basis cost in nodes is the
+    # default's), the linear pass walks first; past a share of picoseconds it stops and is put off, and the
+    # trials find; with a share of 10^11 s it walks to its end first.
+    scale = 1e-15 / DEFAULT.node_seconds
+    tuning = replace(KERNEL_WALK, node_seconds=1e-15, basis_seconds=DEFAULT.basis_seconds * scale, linear_share_with_trials=share,
+                     pruning_slacks=(-0.999,))
+    system = build_system(construct.planted(d=2, n=50, range=1000, seed=3))
+    reduction, basis = reduced_lattice(system)
+    job = trials_job(system, reduction, tuning, seed=0)
+    found, facts = lattice.pruned_passes(job, [basis], seconds=300.0, workers=2, trials=lattice.Trials(job, basis))
+    assert found and all(system.is_solution(support) for support in found)
+    assert facts["trials"] >= 1 and facts["passes"] - facts["trials"] == 1
+    assert facts.get("outrun", 0) == (1 if share < 1 else 0)
+
+
 def test_trials_without_a_solution_to_find_report_none_and_run_until_stopped():
     from reference import mitm_solutions
 

@@ -74,13 +74,15 @@ class _Pass(NamedTuple):
     """One incomplete walk: a basis under a pruning profile (None: the radius) or a discrepancy limit (None: none).
 
     ``most_seconds``: with trials to follow, the pass is put off until
-    after them when its walk is predicted longer than this.
+    after them when its walk is predicted longer than this, and when it
+    walks longer (``cap_seconds``, set when it is admitted).
     """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
     most_seconds: float | None = None
+    cap_seconds: float | None = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
@@ -104,8 +106,9 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
     trials : Trials, optional
         Fresh bases under an extreme pruning profile, walked once the
         linear passes are done. Linear passes predicted longer than
-        ``linear_share_with_trials`` of ``seconds`` wait until the trials
-        are over (or walk in their place when the profile cannot be computed).
+        ``linear_share_with_trials`` of ``seconds``, or that walk longer,
+        wait until the trials are over (or walk in their place when the
+        profile cannot be computed).
     found : threading.Event, optional
         Set when these passes find a solution, and ends them when set
         elsewhere (passes running beside them, :class:`Beside`).
@@ -179,6 +182,8 @@ def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers
     facts = {"passes": passes.passes, "nodes": passes.nodes, "seconds": round(time.perf_counter() - began, 4), "found": bool(passes.solutions)}
     if passes.discrepancies is not None:
         facts["discrepancies"] = passes.discrepancies
+    if passes.outrun:
+        facts["outrun"] = passes.outrun
     if trials is not None:
         facts.update(trials.facts())
     return passes.solutions, facts
@@ -199,7 +204,8 @@ class _Passes:
         self.passes = self.nodes = 0
         self.discrepancies = None  # the highest discrepancy limit whose pass ended
         self.solutions, self.failures = [], []
-        self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials
+        self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials, or stopped at their share
+        self.outrun = 0  # passes stopped at their share
         self.reporter = Reporter(job.progress)
 
     def work(self, on_chunk=None, thread: int = 0) -> None:
@@ -209,13 +215,16 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                run = Run(self.job.system, task.lattice, False, self.budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
+                run = Run(self.job.system, task.lattice, False, self.budget.within(task.cap_seconds), self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
+                    if not (ended or run.solutions or task.cap_seconds is None or self.budget.expired()):  # it outran its share
+                        self.outrun += 1
+                        self.put_off.append(task._replace(cap_seconds=None))
                     if ended and task.limit is not None:
                         self.discrepancies = max(self.discrepancies or 0, task.limit)
                     if run.solutions and not self.solutions:
@@ -232,7 +241,10 @@ class _Passes:
 
         A pass with ``most_seconds`` is estimated here, in the thread that
         would walk it (so the estimates run on every core, and the walks
-        start at once), and put off when predicted longer.
+        start at once), and put off when predicted longer. One admitted
+        stops at the same share: Knuth's estimate is heavy-tailed, and a
+        pass it puts far too low would hold the trials back for as long as
+        it walks.
         """
         while True:
             with self.lock:
@@ -241,8 +253,10 @@ class _Passes:
                 task = self._queued(thread)
             if task is None:
                 break
-            if task.most_seconds is None or _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
+            if task.most_seconds is None:
                 return task
+            if _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
+                return task._replace(cap_seconds=task.most_seconds)
             with self.lock:
                 self.put_off.append(task)
         if self.trials is not None and self.trials.ready():

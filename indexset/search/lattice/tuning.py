@@ -60,7 +60,7 @@ class LatticeTuning:
     trials_take_the_limit_beyond: float = 10.0  # ... or all of it, with trials, when that walk is predicted at more than this many times the time left: it cannot prove in time.
     extreme_from_seconds: float = 300.0  # predicted complete-walk seconds from which trials follow the linear passes.
     extreme_max_seconds: float = 600.0  # most seconds of the passes with trials.
-    linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass predicted longer than this share of the passes' time waits until they are over.
+    linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass predicted longer than this share of the passes' time, or walking longer, waits until they are over.
     max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
     trials_beside_share: float = 0.25  # first solution: trials walk on one thread beside the complete walk for at most this share of its predicted seconds (0: never) ...
