@@ -75,14 +75,13 @@ class _Pass(NamedTuple):
 
     ``most_seconds``: with trials to follow, the pass is put off until
     after them when its walk is predicted longer than this, and when it
-    walks longer (``cap_seconds``, set when it is admitted).
+    walks longer; a pass put off has none.
     """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
     most_seconds: float | None = None
-    cap_seconds: float | None = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
@@ -215,16 +214,16 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                run = Run(self.job.system, task.lattice, False, self.budget.within(task.cap_seconds), self.job.tuning, bound2=task.bound2, limit=task.limit)
+                run = Run(self.job.system, task.lattice, False, self.budget.within(task.most_seconds), self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
-                    if not (ended or run.solutions or task.cap_seconds is None or self.budget.expired()):  # it outran its share
+                    if not (ended or run.solutions or task.most_seconds is None or self.budget.expired()):  # it outran its share
                         self.outrun += 1
-                        self.put_off.append(task._replace(cap_seconds=None))
+                        self.put_off.append(task._replace(most_seconds=None))
                     if ended and task.limit is not None:
                         self.discrepancies = max(self.discrepancies or 0, task.limit)
                     if run.solutions and not self.solutions:
@@ -253,12 +252,10 @@ class _Passes:
                 task = self._queued(thread)
             if task is None:
                 break
-            if task.most_seconds is None:
+            if task.most_seconds is None or _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
                 return task
-            if _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
-                return task._replace(cap_seconds=task.most_seconds)
             with self.lock:
-                self.put_off.append(task)
+                self.put_off.append(task._replace(most_seconds=None))
         if self.trials is not None and self.trials.ready():
             trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
             if trial is not None:
