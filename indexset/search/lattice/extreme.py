@@ -73,8 +73,8 @@ class PendingProfile:
             return self.coefficients
 
     def _collect(self) -> np.ndarray | None:
-        # A child that has ended answered within its time or failed: its output is read however late it is asked
-        # for (the linear passes before the trials may outlast ``seconds``); one still running gets what is left.
+        # A child that has ended has its output read however late it is asked for (the linear passes before
+        # the trials may outlast ``seconds``); only one still running is held to ``seconds``.
         running = self.child.poll() is None
         try:
             output, _ = self.child.communicate(timeout=max(0.0, self.seconds - (time.perf_counter() - self.began)) if running else None)
