@@ -4,7 +4,9 @@ Each run is ``decide_system`` on the file with its default engines (the
 staged portfolio: the lattice engine, and CP-SAT beside a long walk), in a
 new Python process started in the checkout's folder with the checkout on
 ``PYTHONPATH``; its wall time, from the start of the process to its
-answer, is printed and written to JSON. The checkouts run one after
+answer, is printed and written to JSON, with what the lattice engine's
+stages report (the extreme-pruning trials started, the pruned passes'
+seconds, the nodes; None where a checkout reports none). The checkouts run one after
 another on each file, in the order given, so that a noisy machine hits
 them alike; ``--seeds`` repeats every run with each seed of
 ``decide_system`` (its trials' directions and candidates' orders). A
@@ -29,6 +31,7 @@ import sys
 import time
 
 _CHILD = """
+import json
 import sys
 from dataclasses import fields, replace
 from indexset.search.decide import decide_system
@@ -42,7 +45,9 @@ if changes:  # older checkouts have no LatticeTuning: import it only to change i
     kinds = {f.name: type(getattr(tuning, f.name)) for f in fields(tuning)}
     options["tuning"] = replace(tuning, **{k: (v == "True") if kinds[k] is bool else kinds[k](v) for k, v in changes.items()})
 result = decide_system(load_system(sys.argv[1]), seed=seed, engine_options=options)
-print(result.status)
+lattice = result.stages.get("search", {}).get("lattice", {})
+pruned = lattice.get("pruned", {})
+print(json.dumps({"status": result.status, "trials": pruned.get("trials"), "pruned_s": pruned.get("seconds"), "nodes": lattice.get("nodes")}))
 """
 
 
@@ -56,10 +61,10 @@ def run(path: str, checkout: str, changes: list, timeout: float, seed: int = 0) 
         # so a run started from another checkout would import that one.
         child = subprocess.run([sys.executable, "-c", _CHILD, os.path.abspath(path), str(seed), *changes], env=env, cwd=root,
                                capture_output=True, text=True, timeout=timeout)
-        status = child.stdout.strip().splitlines()[-1] if child.returncode == 0 and child.stdout.strip() else f"failed ({child.returncode})"
+        answer = json.loads(child.stdout.strip().splitlines()[-1]) if child.returncode == 0 and child.stdout.strip() else {"status": f"failed ({child.returncode})"}
     except subprocess.TimeoutExpired:
-        status = "timeout"
-    return {"status": status, "wall_s": round(time.perf_counter() - began, 3)}
+        answer = {"status": "timeout"}
+    return {**answer, "wall_s": round(time.perf_counter() - began, 3)}
 
 
 def main() -> None:
@@ -82,7 +87,7 @@ def main() -> None:
             for label, path, changes in checkouts:
                 record = dict(run(os.path.join(args.dir, name), path, changes, args.timeout, seed), file=name, checkout=label, seed=seed)
                 report["runs"].append(record)
-                print(f"{name} {label} seed {seed} {record['wall_s']:.2f} {record['status']}", flush=True)
+                print(f"{name} {label} seed {seed} {record['wall_s']:.2f} {record['status']} trials {record.get('trials')}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(report, handle, indent=1)
