@@ -221,7 +221,7 @@ def _enumerate(question: RankQuestion, groups: list, base, tuning: DegenerateTun
         alive = np.ones(len(inner_values), dtype=bool)
         for screen, sums in zip(screens, inner_sums):
             offset = _offset(screen, outer, outer_coefficients)
-            alive &= _det_mod(((sums + offset) % PRIME).reshape(-1, k, k)) == 0
+            alive &= det_mod(((sums + offset) % PRIME).reshape(-1, k, k)) == 0
         screened += len(inner_values)
         for index in np.flatnonzero(alive):
             coefficients = dict(zip(inner, (int(v) for v in inner_values[index])))
@@ -416,7 +416,7 @@ def _screened_matches(left: np.ndarray, right: np.ndarray, p: int, screens: list
                 passing = np.ones(len(lefts), dtype=bool)
                 for sums_left, sums_right, dead_sums in tables:
                     total = (sums_left[lefts] + sums_right[rights] + dead_sums[offset][None, :]) % PRIME
-                    passing &= _det_mod(total.reshape(-1, k, k)) == 0
+                    passing &= det_mod(total.reshape(-1, k, k)) == 0
                 alive |= passing
             lefts, rights = lefts[alive], rights[alive]
         yield from zip(lefts.tolist(), rights.tolist())
@@ -570,8 +570,20 @@ def _pow_mod(base: np.ndarray, exponent: int) -> np.ndarray:
     return result
 
 
-def _det_mod(matrices: np.ndarray) -> np.ndarray:
-    """Determinants mod p of a stack of k × k residue matrices (Gaussian elimination, vectorised)."""
+def det_mod(matrices: np.ndarray) -> np.ndarray:
+    """Determinants mod :data:`PRIME` of a stack of k × k residue matrices: the screen of MATH.md Lemma 7.4c.
+
+    Parameters
+    ----------
+    matrices : numpy.ndarray
+        int64, shape (count, k, k), entries in [0, PRIME).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape (count,): each determinant mod PRIME, in [0, PRIME),
+        by Gaussian elimination vectorised over the stack.
+    """
     count, k, _ = matrices.shape
     if k <= 2:  # the closed forms
         if k == 1:

@@ -18,23 +18,21 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
+from systems import star_system
+from tunings import KERNEL_WALK
 
-distributed = pytest.importorskip("distributed")
-
-from systems import star_system  # noqa: E402
-from tunings import KERNEL_WALK  # noqa: E402
-
-from indexset.budget import INTERRUPTED, TIME_LIMIT  # noqa: E402
-from indexset.cli.main import main  # noqa: E402
-from indexset.search import lattice  # noqa: E402
-from indexset.search.cluster import Cluster  # noqa: E402
-from indexset.search.engines.brute import absorbing_sets_brute, solve_system_brute  # noqa: E402
-from indexset.search.reduce import reduce_system  # noqa: E402
-from indexset.search.system import plain_system  # noqa: E402
-from indexset.solver import solve  # noqa: E402
-from indexset.workflows import bench, construct  # noqa: E402
+from indexset.budget import INTERRUPTED, TIME_LIMIT
+from indexset.cli.main import main
+from indexset.search import lattice
+from indexset.search.cluster import Cluster
+from indexset.search.engines.brute import absorbing_sets_brute, solve_system_brute
+from indexset.search.reduce import reduce_system
+from indexset.search.system import plain_system
+from indexset.solver import solve
+from indexset.workflows import bench, construct
 
 pytestmark = pytest.mark.slow  # local Dask clusters: seconds each
 
@@ -209,7 +207,6 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads child processes from /proc")
 def test_a_local_cluster_leaves_no_process_behind(tmp_path):
     """Workers and multiprocessing's resource tracker have exited and been reaped on close."""
     import subprocess

@@ -28,7 +28,7 @@ from indexset.solver import solve
 from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.flats import levels_of
-from indexset.theory.lowrank import PRIME, RankQuestion, _det_mod, decide_rank, groups_of, meet_plans, rank_bound
+from indexset.theory.lowrank import PRIME, RankQuestion, decide_rank, det_mod, groups_of, meet_plans, rank_bound
 from indexset.theory.nondegeneracy import find_degeneracy
 
 
@@ -181,7 +181,7 @@ def test_modular_determinants_match_exact_ones():
     for k in (1, 2, 3, 4):
         stack = rng.integers(-50, 51, size=(200, k, k))
         stack[::7, 1 % k] = stack[::7, 0]  # singular ones too
-        got = _det_mod(stack % PRIME)
+        got = det_mod(stack % PRIME)
         for matrix, value in zip(stack, got):
             exact = flint.fmpz_mat(k, k, [int(v) for v in matrix.ravel()]).det()
             assert int(exact) % PRIME == int(value)

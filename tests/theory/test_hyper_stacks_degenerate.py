@@ -347,13 +347,13 @@ def test_section_7_matches_an_independent_reference_on_small_blocks():
 
 def test_section_7_agrees_with_star_on_nondegenerate_blocks():
     """Nondegenerate weights: the §7 decision must be the paper's (★) criterion."""
-    agree = 0
+    statuses = set()
     for seed in range(12):
         for inst in (construct.planted(d=2, n=6, seed=seed), construct.random(d=2, n=6, seed=seed)):
             result = decide_degenerate(inst)
             assert (result.status == "absorbable") == bool(absorbing_sets_brute(inst))
-            agree += 1
-    assert agree == 24
+            statuses.add(result.status)
+    assert statuses == {"absorbable", "not_absorbable"}  # both answers were compared
 
 
 def test_analytic_activations_merge_only_equal_rows():
