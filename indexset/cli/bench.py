@@ -28,7 +28,8 @@ exit status:
 Figures: timeouts are hollow triangles at the time limit, other undecided runs
 crosses, runs in a disagreement a large red X. --from re-renders a saved
 report (table and --plot) without running anything. Off a terminal, a
-progress line goes to stderr about every 10 s.
+progress line goes to stderr about every 10 s (INDEXSET_PROGRESS_SECONDS
+sets another interval).
 """
 
 

@@ -309,25 +309,52 @@ def warn(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+PLAIN_SECONDS = 10.0
+"""Seconds between plain progress lines off a terminal, unless the environment sets :data:`PLAIN_SECONDS_VARIABLE`."""
+
+PLAIN_SECONDS_VARIABLE = "INDEXSET_PROGRESS_SECONDS"
+"""Environment variable with the seconds between plain progress lines (a number ≥ 0; batch logs that want more or fewer)."""
+
+
+def plain_seconds() -> float:
+    """Seconds between plain progress lines: :data:`PLAIN_SECONDS_VARIABLE` when it holds a number ≥ 0, else :data:`PLAIN_SECONDS`."""
+    import math
+    import os
+
+    try:
+        value = float(os.environ.get(PLAIN_SECONDS_VARIABLE, PLAIN_SECONDS))
+    except ValueError:
+        return PLAIN_SECONDS
+    return value if math.isfinite(value) and value >= 0 else PLAIN_SECONDS
+
+
 class Progress:
-    """Progress on stderr: a live line on a terminal, else a plain line about every :data:`PLAIN_SECONDS`.
+    """Progress on stderr: a live line on a terminal, else a plain line about every ``interval`` seconds.
 
     Call it with a dict of counters (the ``progress`` callback of solvers
     and engines); use as a context manager. Off a terminal (batch logs:
-    SLURM, CI), a heartbeat thread writes a line whenever
-    :data:`PLAIN_SECONDS` have passed without one, with the latest
-    counters, so long stretches without callbacks still show; a run that
-    lasted at least :data:`PLAIN_SECONDS` and ended without an exception
-    ends with a ``done`` line. The thread is joined on exit.
+    SLURM, CI), a heartbeat thread writes a line whenever ``interval``
+    seconds have passed without one, with the latest counters, so long
+    stretches without callbacks still show; a run that lasted at least
+    ``interval`` and ended without an exception ends with a ``done`` line.
+    The thread is joined on exit.
+
+    Parameters
+    ----------
+    label : str
+        What the lines are about (``solving FILE``, ``bench``, ``scan``).
+    enabled : bool, optional
+        A live line (True) or plain lines (False); None: live on a terminal.
+    interval : float, optional
+        Seconds between plain lines; None: :func:`plain_seconds`.
     """
 
-    PLAIN_SECONDS = 10.0
-
-    def __init__(self, label: str, enabled: bool | None = None) -> None:
+    def __init__(self, label: str, enabled: bool | None = None, interval: float | None = None) -> None:
         import threading
 
         self.label = label
         self.live = sys.stderr.isatty() if enabled is None else enabled
+        self.interval = plain_seconds() if interval is None else interval
         self._status = None
         self._start = None
         self._last = 0.0
@@ -356,7 +383,7 @@ class Progress:
 
         self._counters = dict(counters)
         now = time.perf_counter()
-        if now - self._last >= (0.2 if self.live else self.PLAIN_SECONDS):
+        if now - self._last >= (0.2 if self.live else self.interval):
             self._show(now)
 
     def _show(self, now: float, tail: str = "") -> None:
@@ -373,9 +400,9 @@ class Progress:
         import time
 
         # Wakes several times per interval, so a line is at most a fifth of it late.
-        while not self._done.wait(max(0.05, self.PLAIN_SECONDS / 5)):
+        while not self._done.wait(max(0.05, self.interval / 5)):
             now = time.perf_counter()
-            if now - self._last >= self.PLAIN_SECONDS:
+            if now - self._last >= self.interval:
                 self._show(now)
 
     def __exit__(self, *exc) -> None:
@@ -387,7 +414,7 @@ class Progress:
             self._done.set()
             self._heartbeat.join()
             now = time.perf_counter()
-            if exc[0] is None and now - self._start >= self.PLAIN_SECONDS:
+            if exc[0] is None and now - self._start >= self.interval:
                 self._show(now, " done")
 
 

@@ -47,7 +47,8 @@ text line) brackets min over S of |c·W_down[:,S]·W_up[S,:] + A|_F by the
 certified Gram bound (MATH.md §6) when σ is odd-linear and n ≤ d²
 (null for exact weights).
 
-Off a terminal, a progress line goes to stderr about every 10 s.
+Off a terminal, a progress line goes to stderr about every 10 s
+(INDEXSET_PROGRESS_SECONDS sets another interval).
 """
 
 

@@ -64,7 +64,8 @@ the basis walked, its tree estimate, the passes and nodes); solutions with
 batch: status "bad_input" and its reason. --count counts without holding
 the solutions.
 
-Off a terminal, a progress line goes to stderr about every 10 s.
+Off a terminal, a progress line goes to stderr about every 10 s
+(INDEXSET_PROGRESS_SECONDS sets another interval).
 """
 
 

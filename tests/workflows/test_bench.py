@@ -16,7 +16,9 @@ import pytest
 from indexset.cli.main import main
 from indexset.errors import InputError
 from indexset.exact.verify import verify
+from indexset.model.instance import Instance
 from indexset.search.engines.brute import absorbing_sets_brute
+from indexset.search.system import build_system
 from indexset.workflows import bench, construct
 
 METHODS = ["pipeline", "cpsat-plain", "milp", "brute"]
@@ -125,10 +127,13 @@ def test_brute_is_skipped_past_its_width():
     assert outcome["status"] == bench.SKIPPED and "n ≤ 22" in outcome["note"]
 
 
-def test_milp_skips_coefficients_beyond_float(monkeypatch):
-    monkeypatch.setattr(bench, "FLOAT_EXACT", 2)
-    outcome = bench.run_method("milp", construct.planted(d=2, n=8, seed=0), 5.0)
-    assert outcome["status"] == bench.SKIPPED and "coefficients too large" in outcome["note"]
+def test_milp_skips_coefficients_beyond_float():
+    planted = construct.planted(d=2, n=8, seed=0)
+    scale = 2**27  # products of the weights reach 2^54: no longer exact in float64
+    instance = Instance(planted.W_up * scale, planted.W_down * scale, skip=planted.skip)
+    assert build_system(instance).max_abs() >= 2**53
+    assert bench.run_method("milp", instance, 5.0)["status"] == bench.SKIPPED
+    assert bench.run_method("milp", planted, 5.0)["status"] != bench.SKIPPED
 
 
 def _fake_run(method, status, index_set=None, verified=False):
