@@ -37,6 +37,11 @@ def files(tmp_path_factory):
     # the references behind the expected statuses
     assert absorbing_sets_brute(made["yes"]) and not absorbing_sets_brute(made["no"])
     assert made["unknown"].act.kind == "uncovered"
+    absorbing = {tuple(sorted(S)) for S in absorbing_sets_brute(made["yes"])}
+    paths["not_S"] = ",".join(str(i) for i in next(S for S in ([i] for i in range(10)) if tuple(S) not in absorbing))
+    paths["corrupt"] = str(folder / "corrupt.npz")
+    with open(paths["corrupt"], "wb") as handle:
+        handle.write(b"not an npz archive")
     paths["missing"] = str(folder / "missing.npz")
     paths["folder"] = str(folder)
     paths["S"] = ",".join(str(i) for i in made["yes"].planted)
@@ -85,6 +90,39 @@ def test_exit_statuses(files, tmp_path):
     assert "no such file" in lines[1]["reason"]
     assert done["batch_bad_file"].stderr.splitlines() == [f"indexset: error: {f['missing']}: no such file"]
     assert done["version"].stdout == f"indexset {importlib.metadata.version('indexset')}\n"
+
+
+def test_verify_info_scan_and_bench_exit_statuses(files, tmp_path):
+    """The other commands' statuses in real processes: 0 and 1 by their answers, 2 on bad input, 3 when cut short."""
+    from checkpoints import bert, opt
+    from reports import report
+
+    f = files
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(report()), encoding="utf-8")  # holds a disagreement
+    done = run_all({
+        "verify_holds": ["verify", f["yes"], "--index-set", f["S"]],
+        "verify_fails": ["verify", f["yes"], "--index-set", f["not_S"]],
+        "verify_corrupt": ["verify", f["corrupt"], "--index-set", f["S"]],
+        "info": ["info", f["yes"]],
+        "info_corrupt": ["info", f["corrupt"]],
+        "scan_absorbable": ["scan", str(opt(tmp_path)), "--layers", "2"],
+        "scan_not": ["scan", str(bert(tmp_path))],
+        "scan_bad_layers": ["scan", str(opt(tmp_path)), "--layers", "x"],
+        "scan_out_of_time": ["scan", str(opt(tmp_path)), "--time-limit", "0.2"],
+        "bench": ["bench", "--d", "2", "--widths", "4", "--seeds", "1", "--methods", "brute", "--no-warmup"],
+        "bench_disagreement": ["bench", "--from", str(saved), "--plot", str(tmp_path / "figure.svg")],
+        "bench_bad_option": ["bench", "--d", "2", "--widths", "6", "--seeds", "0"],
+    }, tmp_path)
+    codes = {name: process.returncode for name, process in done.items()}
+    assert codes == {
+        "verify_holds": 0, "verify_fails": 1, "verify_corrupt": 2, "info": 0, "info_corrupt": 2,
+        "scan_absorbable": 0, "scan_not": 1, "scan_bad_layers": 2, "scan_out_of_time": 3,
+        "bench": 0, "bench_disagreement": 1, "bench_bad_option": 2,
+    }, {name: done[name].stderr for name in codes}
+    for name in ("verify_corrupt", "info_corrupt", "scan_bad_layers", "bench_bad_option"):
+        assert done[name].stdout == "" and len(done[name].stderr.splitlines()) == 1, (name, done[name].stderr)
+    assert f["corrupt"] in done["verify_corrupt"].stderr and f["corrupt"] in done["info_corrupt"].stderr
 
 
 def test_batch_status_is_the_worst_answer():
