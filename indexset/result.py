@@ -109,3 +109,21 @@ class Result:
             "extension": self.extension,
             "halted": self.halted,
         }
+
+
+def theorem_certificate(section: str) -> dict:
+    """The certificate of a verdict that a theorem proves.
+
+    Parameters
+    ----------
+    section : str
+        The section of MATH.md whose theorem proves it, e.g. ``"MATH.md §4"``.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "theorem", "argument": section}``, the form of every
+        theorem verdict's ``certificate`` (other keys may add what the
+        theorem's hypotheses rest on).
+    """
+    return {"kind": "theorem", "argument": section}

@@ -387,9 +387,8 @@ def test_impossible_activations_are_not_absorbable_by_theorem(family, activation
         for find_all in (False, True):
             result = solve(instance, find_all=find_all, target_class="bias-free")
             assert result.status == "not_absorbable", result.reason
-            assert "MATH.md §4" in result.reason and result.target_class == "bias-free"
-            expected = "homogeneous of degree 2" if instance.act.kind == "homogeneous" else "g(0) = 0"
-            assert expected in result.reason
+            assert result.certificate == {"kind": "theorem", "argument": "MATH.md §4"} and result.target_class == "bias-free"
+            assert result.stages["classify"] == instance.act.kind
             assert result.index_set is None
         check_affine_class(instance, solve(instance))
 
@@ -399,8 +398,8 @@ def test_sigmoid_glu_is_unknown():
         instance = construct.gated(activation="glu", d=3, n=6, seed=seed, trap=trap)
         result = solve(instance)
         assert result.status == "unknown"
-        assert "MATH.md §4" in result.reason
-        assert result.index_set is None
+        assert result.engine == "theorem" and result.stages["classify"] == "uncovered"
+        assert result.index_set is None and result.certificate is None
 
 
 def _forward_equal(f, g, d, seed=3):
@@ -529,7 +528,7 @@ def test_curated_instance_agrees_with_brute_force(path):
     result = solve(instance, find_all=True)
     if instance.act.kind != "odd_linear":
         bias_free = solve(instance, target_class="bias-free")
-        assert bias_free.status == "not_absorbable" and "MATH.md §4" in bias_free.reason
+        assert bias_free.status == "not_absorbable" and bias_free.certificate["argument"] == "MATH.md §4"
         check_affine_class(instance, result)
         return
     check_result(instance, result, absorbing_sets_brute(instance), find_all=True)

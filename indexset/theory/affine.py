@@ -26,8 +26,9 @@ from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.model.activations import GATED, HOMOGENEOUS
 from indexset.model.instance import Instance
-from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.result import ABSORBABLE, FEASIBLE, INFEASIBLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
 from indexset.theory.constructions import construct_witness
+from indexset.theory.flips import SECTION as _SECTION
 from indexset.theory.flips import THEOREM as _THEOREM
 from indexset.theory.flips import biased, criterion_system, flip_values, violations
 from indexset.trace import Trace
@@ -91,12 +92,13 @@ def _bias_free(instance, problems, stages) -> Result:
     act = instance.act
     if not biased(instance):
         return Result(NOT_ABSORBABLE, f"{act.reason}; this is the paper's theorem, about {phrase(BIAS_FREE)}",
-                      stages=stages, engine="theorem", complete=True)
+                      stages=stages, engine="theorem", complete=True, certificate=theorem_certificate("MATH.md §4"))
     if not problems:
         reason = (f"{_THEOREM[act.name]}, bias-free part (extension): on these nondegenerate weights every unit of g "
                   "must sit on a unit of f, bias included, and f has a nonzero bias inside σ, which a bias-free g "
                   f"cannot carry; no block among {phrase(BIAS_FREE)} equals f")
-        return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True, extension=True)
+        return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True, extension=True,
+                      certificate=theorem_certificate(_SECTION[act.name]))
     reason = (f"{act.name} with a nonzero bias inside σ on degenerate weights ({'; '.join(problems)}): the paper's "
               "argument needs σ(W_up x) without a bias, and Theorem B/C needs nondegenerate weights; "
               f"no theorem decides this block against {phrase(BIAS_FREE)}")
@@ -112,7 +114,8 @@ def _affine(instance, problems, trace: Trace, budget: Budget, seed) -> Result:
     theorem = _THEOREM[instance.act.name]
     stages = trace.record
     if not problems and not biased(instance):
-        return Result(NOT_ABSORBABLE, _impossible(instance, None), stages=stages, engine="theorem", complete=True, extension=True)
+        return Result(NOT_ABSORBABLE, _impossible(instance, None), stages=stages, engine="theorem", complete=True, extension=True,
+                      certificate=theorem_certificate(_SECTION[instance.act.name]))
     d, n = instance.d, instance.n
     if n * d * (d + (d * (d + 1)) // 2) > SYSTEM_SIZE:
         return Result(UNKNOWN, f"{theorem}: its 0/1 system ({n} unknowns, {d * d + d * d * (d + 1) // 2} equations) is too large to build here", stages=stages, engine="theorem", extension=True)
@@ -123,7 +126,9 @@ def _affine(instance, problems, trace: Trace, budget: Budget, seed) -> Result:
         return _witnessed(instance, flip_values(instance, flips.index_set), stages, why, flips.index_set)
     if not problems:
         if flips.status == INFEASIBLE:
-            return Result(NOT_ABSORBABLE, _impossible(instance, flips), stages=stages, engine=flips.engine, complete=True, extension=True)
+            certificate = dict(theorem_certificate(_SECTION[instance.act.name]), system=flips.certificate)
+            return Result(NOT_ABSORBABLE, _impossible(instance, flips), stages=stages, engine=flips.engine, complete=True, extension=True,
+                          certificate=certificate)
         return Result(UNKNOWN, f"{theorem}: the 0/1 system was not decided ({flips.reason})", stages=stages, engine=flips.engine)
     built = construct_witness(instance)
     if built is not None:

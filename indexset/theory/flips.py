@@ -25,6 +25,9 @@ GATE_C = Fraction(1)
 THEOREM = {"relu2": "Theorem B (MATH.md §8.4)", "reglu": "Theorem C (MATH.md §8.5)",
             "swiglu": "Theorem C (MATH.md §8.5)", "geglu": "Theorem C (MATH.md §8.5)"}
 
+SECTION = {"relu2": "MATH.md §8.4", "reglu": "MATH.md §8.5", "swiglu": "MATH.md §8.5", "geglu": "MATH.md §8.5"}
+"""The section that proves each activation's theorem: a verdict's ``certificate["argument"]``."""
+
 
 # ------------------------------------------------------------ the weights
 class Weights:

@@ -19,7 +19,7 @@ from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.exact.witness import check_forward, witness_stack
 from indexset.model.activations import GATED, HOMOGENEOUS, ODD_LINEAR
 from indexset.model.stack import Stack
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
 
 
 def depth_corollary(stack: Stack, target_class: str = BIAS_FREE) -> Result | None:
@@ -48,7 +48,7 @@ def depth_corollary(stack: Stack, target_class: str = BIAS_FREE) -> Result | Non
         f"{phrase(BIAS_FREE)} is G(0) + O(|x|²) at 0 (Jacobian 0); so no stack of L such blocks "
         f"of width n = {stack.n} equals it. Per block: {act.reason}"
     )
-    return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True)
+    return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True, certificate=theorem_certificate("MATH.md §4"))
 
 
 def record(result: Result) -> dict:

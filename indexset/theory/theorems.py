@@ -19,7 +19,7 @@ from indexset.budget import Budget
 from indexset.classes import AFFINE, BIAS_FREE, phrase
 from indexset.model.activations import GATED, HOMOGENEOUS, UNCOVERED
 from indexset.model.instance import Instance
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
 from indexset.text import ranges
 from indexset.theory.canonical import block_values, canonical_form, merge_kind
 
@@ -70,7 +70,8 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
         reason = (f"Theorem A, bias-free part (MATH.md §8.3, extension): on nondegenerate weights a residual-free block "
                   f"equal to f has a unit on each unit of f, bias included, and units {ranges(biased)} of f have a "
                   f"nonzero bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
-        return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
+        return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True,
+                      certificate=theorem_certificate("MATH.md §8.3"))
     if merge_kind(instance.act) is None:
         return None
     form = canonical_form(block_values(instance), instance.act)
@@ -80,7 +81,8 @@ def bias_inside_verdict(instance: Instance, degeneracy, stages: dict) -> Result 
     reason = (f"MATH.md §8.3 (extension): merging the units σ cannot tell apart leaves {len(off_origin)} class(es) with a "
               "nonzero even part on a hyperplane that misses the origin; every residual-free block equal to f has a "
               f"unit on each, which needs a bias inside σ; no block among {phrase(BIAS_FREE)} equals f")
-    return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True)
+    return Result(NOT_ABSORBABLE, reason, stages=dict(stages, path="theorem"), engine="theorem", complete=True, extension=True,
+                  certificate=theorem_certificate("MATH.md §8.3"))
 
 
 def linear_verdict(instance: Instance, start: float | None = None) -> Result:
@@ -163,7 +165,8 @@ def theorem_verdict(act, bias_inside: bool, start: float | None = None, target_c
             )
             return Result(UNKNOWN, reason, stages=stages, engine="theorem", time_s=elapsed, target_class=target_class)
         reason = f"{act.reason}; this is the paper's theorem, about {phrase(BIAS_FREE)}"
-        return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True, time_s=elapsed, target_class=target_class)
+        return Result(NOT_ABSORBABLE, reason, stages=stages, engine="theorem", complete=True, time_s=elapsed, target_class=target_class,
+                      certificate=theorem_certificate("MATH.md §4"))
     reason = act.reason if act.kind == UNCOVERED else f"activation class {act.kind} is not covered"
     return Result(UNKNOWN, reason, stages=stages, engine="theorem", time_s=elapsed, target_class=target_class)
 

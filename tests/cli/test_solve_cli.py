@@ -97,8 +97,10 @@ def test_exit_codes_and_json_keys(tmp_path, capsys):
         if instance.act.kind == "odd_linear":
             check_result(instance, as_result(payload), absorbing_sets_brute(instance), find_all=False)
         else:
-            assert "MATH.md §4" in payload["reason"]
-            if instance.act.kind != "uncovered":
+            if instance.act.kind == "uncovered":
+                assert payload["certificate"] is None and payload["engine"] == "theorem"
+            else:
+                assert payload["certificate"] == {"kind": "theorem", "argument": "MATH.md §4"}
                 check_affine_class(instance, as_result(solve_json(capsys, path)[1]))
         # The same verdict without --json, with the status in the text.
         code, out, _ = run(capsys, "solve", path, *options)

@@ -42,7 +42,7 @@ def test_opposite_gate_rows_absorb_with_a_value_bias(activation):
     affine, bias_free = _both(f)
     assert affine.status == "absorbable" and affine.extension
     check_affine_class(f, affine)
-    assert bias_free.status == "not_absorbable" and "MATH.md §4" in bias_free.reason
+    assert bias_free.status == "not_absorbable" and bias_free.certificate["argument"] == "MATH.md §4"
 
 
 @pytest.mark.parametrize("activation", GATED)
@@ -158,7 +158,8 @@ def test_no_bias_in_f_is_never_absorbable_on_nondegenerate_weights():
         assert not violations(f)
         affine, bias_free = _both(f)
         assert affine.status == bias_free.status == "not_absorbable"
-        assert "MATH.md §8" in affine.reason and "MATH.md §4" in bias_free.reason
+        assert affine.certificate["argument"] == ("MATH.md §8.4" if activation == "relu2" else "MATH.md §8.5")  # Theorem B or C
+        assert bias_free.certificate == {"kind": "theorem", "argument": "MATH.md §4"}
 
 
 def test_degenerate_gated_without_construction_is_unknown_not_no():
@@ -178,7 +179,8 @@ def test_relu_gelu_with_biases_against_bias_free_blocks():
         assert affine.status == "absorbable" and verify(f, affine.index_set).holds
         # the flip witness carries the biases, so it is no bias-free block
         assert np.any(result_witness(f, affine).b_up != 0)
-        assert bias_free.status == "not_absorbable" and "Theorem A" in bias_free.reason and bias_free.extension
+        assert bias_free.status == "not_absorbable" and bias_free.extension
+        assert bias_free.certificate == {"kind": "theorem", "argument": "MATH.md §8.3"}  # Theorem A, bias-free part
         no_bias = construct.planted(d=2, n=10, activation=activation, seed=4)
         paper = solve(no_bias, target_class="bias-free")
         assert paper.status == "absorbable" and not np.any(result_witness(no_bias, paper).b_up != 0)
@@ -188,8 +190,8 @@ def test_relu_negatives_name_the_theorem_of_their_class():
     f = construct.random(d=2, n=12, seed=1)
     affine, bias_free = _both(f)
     assert affine.status == bias_free.status == "not_absorbable"
-    assert "Theorem A" in affine.reason and affine.extension
-    assert "paper" in bias_free.reason and not bias_free.extension
+    assert affine.target_class == "affine" and affine.extension  # Theorem A (MATH.md §8.3) makes "no S" a proof
+    assert bias_free.target_class == "bias-free" and not bias_free.extension  # the paper's theorem
 
 
 # ------------------------------------------------------------------- stacks

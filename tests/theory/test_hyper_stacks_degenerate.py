@@ -196,7 +196,7 @@ def test_swiglu_stack_is_not_absorbable_by_depth_corollary(tmp_path, capsys):
     code, out, err = run(capsys, ["solve", "--json", path, "--class", "bias-free"])
     assert code == 1, err
     payload = json.loads(out)
-    assert "depth corollary" in payload["reason"] and payload["class"] == "bias-free"
+    assert payload["certificate"] == {"kind": "theorem", "argument": "MATH.md §4"} and payload["class"] == "bias-free"
     code, out, _ = run(capsys, ["info", "--json", path, "--class", "bias-free"])
     info = json.loads(out)
     assert info["kind"] == "stack" and "depth corollary" in info["argument"] and len(info["blocks"]) == 3
@@ -207,7 +207,7 @@ def test_swiglu_stack_is_not_absorbable_by_depth_corollary(tmp_path, capsys):
     # Against blocks with biases the corollary says nothing: only block-wise witnesses could decide.
     code, out, _ = run(capsys, ["solve", "--json", path])
     payload = json.loads(out)
-    assert payload["class"] == "affine" and "MATH.md §4 depth corollary" not in payload["reason"]
+    assert payload["class"] == "affine" and (payload["certificate"] or {}).get("kind") != "theorem"
     assert payload["status"] in ("absorbable", "unknown")
 
 
