@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from checkpoints import D, N, bert, llama, opt
 
+from indexset.budget import TIME_LIMIT
 from indexset.cli.main import main
 from indexset.cli.scan import combined_exit_code
 from indexset.model.instance import Instance
@@ -49,7 +50,7 @@ def test_time_limit_counts_the_whole_process(tmp_path, capsys):
     # 0.2 s is less than the 0.3 s kept back for exit: spent before any layer can start.
     assert main(["scan", str(opt(tmp_path)), "--time-limit", "0.2", "--json"]) == 3
     rows = json.loads(capsys.readouterr().out)["layers"]
-    assert [row["status"] for row in rows] == ["unknown"] * 3 and all("time limit" in row["reason"] for row in rows)
+    assert [row["status"] for row in rows] == ["unknown"] * 3 and all(row["halted"] == TIME_LIMIT for row in rows)
     assert main(["scan", str(opt(tmp_path)), "--time-limit", "1000", "--json"]) == 1
     assert main(["scan", str(opt(tmp_path)), "--time-limit", "-1"]) == 2
 

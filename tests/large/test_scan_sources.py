@@ -19,6 +19,7 @@ import torch
 from checkpoints import D, N, bert, gpt2_tensors, llama, neox_sharded, opt, statuses, write
 
 import indexset
+from indexset.budget import TIME_LIMIT
 from indexset.errors import InputError
 from indexset.large.scan import extract_layer, layer_name, parse_layers, scan
 from indexset.model.instance import Instance
@@ -106,7 +107,7 @@ def test_layers_and_time_limit(tmp_path):
             scan(folder, layers=bad)
         assert error.value.source == "layers"
     gone = scan(folder, time_limit=1e-9)  # spent before the first layer starts
-    assert statuses(gone) == ["unknown"] * 3 and all("time limit" in row["reason"] for row in gone.layers)
+    assert statuses(gone) == ["unknown"] * 3 and all(row["halted"] == TIME_LIMIT for row in gone.layers)
     assert gone.exit_code == 3 and all(row["d"] == D and row["n"] == N for row in gone.layers)
     assert statuses(scan(folder, time_limit=1e6)) == ["not_absorbable", "not_absorbable", "absorbable"]
     with pytest.raises(InputError) as error:
