@@ -98,14 +98,13 @@ def test_mhc_s4_rank_argument_not_absorbable_quickly(tmp_path, capsys):
     result = solve(inst)
     assert result.status == "not_absorbable" and result.complete
     assert result.engine == "rank" and "search" not in result.stages  # decided by the ranks alone, before any search
-    assert "rank argument" in result.reason and "MATH.md §3" in result.reason
+    assert result.certificate["kind"] == "rank"  # the rank argument of MATH.md §3
     assert absorbing_sets_brute(inst) == []
     path = save(tmp_path, "mhc", **arrays)
     code, out, err = run(capsys, ["solve", "--json", path])
     assert code == 1, err
     payload = json.loads(out)
-    assert payload["status"] == "not_absorbable" and "rank argument" in payload["reason"]
-    assert payload["certificate"]["kind"] == "rank"
+    assert payload["status"] == "not_absorbable" and payload["certificate"]["kind"] == "rank"
     code, out, err = run(capsys, ["info", "--json", path])
     info = json.loads(out)
     assert code == 0 and info["hyper_connection"]["s"] == S4 and "rank argument" in info["argument"]
@@ -142,11 +141,11 @@ def test_hyper_c1_is_degenerate_and_decided_by_section_7():
     base = dict(H_res=np.array([[2, 1], [1, 2]]), H_pre=np.array([1, 1]), H_post=np.array([1, 2]))
     wide = effective_instance(dict(base, W_up=np.array([[1], [2], [3], [1], [2], [3]]), W_down=np.array([[1, -2, 1, 3, -1, 2]])))
     result = solve(wide)
-    assert result.status == "absorbable" and result.extension and "rank argument" in result.reason
+    assert result.status == "absorbable" and result.extension and result.certificate["argument"] == "MATH.md §7"
     assert assert_witness(wide, result).exact
     narrow = effective_instance(dict(base, W_up=np.array([[1], [2]]), W_down=np.array([[1, 1]])))
     result = solve(narrow)
-    assert result.status == "not_absorbable" and "MATH.md §7" in result.reason
+    assert result.status == "not_absorbable" and result.certificate["argument"] == "MATH.md §7"
 
 
 # ====================================================== stacks
@@ -250,7 +249,7 @@ def test_d1_absorbs_although_no_S_satisfies_star(tmp_path, capsys):
     code, text, err = run(capsys, ["solve", "--json", path, "--witness", out])
     assert code == 0, err
     payload = json.loads(text)
-    assert "MATH.md §7" in payload["reason"] and payload["witness"]["forward_check"]["exact"]
+    assert payload["certificate"]["argument"] == "MATH.md §7" and payload["witness"]["forward_check"]["exact"]
     assert check_forward(inst, Instance.load(out)).ok
 
 
@@ -311,7 +310,7 @@ def test_collinear_pair_in_the_plane_never_absorbs_unless_linear():
         if expected == "absorbable":
             assert_witness(inst, result)
         else:
-            assert result.extension and "MATH.md §7" in result.reason and result.complete
+            assert result.extension and result.certificate["argument"] == "MATH.md §7" and result.complete
 
 
 def _rational_instance(up, down, skip, activation):
@@ -373,7 +372,7 @@ def test_biases_and_irrational_constants():
     # ReLU, collinear rows with different biases: two distinct hyperplanes, no merge, no spare unit
     inst = Instance(np.array([[1, 0], [2, 0], [0, 1]]), np.array([[1, 1, 0], [0, 1, 1]]), b_up=np.array([0, 1, 0]))
     result = solve(inst)
-    assert result.status == "not_absorbable" and "MATH.md §7" in result.reason
+    assert result.status == "not_absorbable" and result.certificate["argument"] == "MATH.md §7"
     # softplus with a zero row: σ(0) = log 2 lands in c_down (rounded), still absorbable
     soft = Instance(np.array([[1, 0], [0, 0], [0, 1], [1, 1]]), np.array([[1, 1, 0, 0], [0, 0, 1, 0]]), activation="softplus")
     result = decide_degenerate(soft)
