@@ -467,15 +467,13 @@ def test_a_first_solution_comes_from_the_wide_pruned_walk_before_the_whole_bkz_t
     from indexset.search.system import build_system
     from indexset.workflows import construct
 
-    found = 0
     for seed in (2, 3):  # sets the slack-1.0 profile keeps on these BKZ bases
         system = build_system(construct.planted(d=2, n=60, range=1000, seed=seed))
         first = search(system, tuning=NUMPY_FIRST)
         assert first.status == "feasible" and system.is_solution(first.index_set) and not first.complete
         assert first.stages["walk"] == f"breadth-first (NumPy), pruned (slack {DEFAULT.first_walk_slack})"
         whole = lattice.build_lattice(reduce_system(system.M, system.t), DEFAULT.bkz_block)
-        found += first.stages["nodes"] < walk_nodes(whole) / 4  # the pruned tree is a small part of the whole one
-    assert found == 2
+        assert first.stages["nodes"] < walk_nodes(whole) / 4, seed  # the pruned tree is a small part of the whole one
     past_lll = replace(NUMPY_FIRST, small_tree_nodes=-1)  # past the LLL walk, to the BKZ tree
     negative = construct.random(d=2, n=40, range=1000, seed=2)  # nothing to find: the whole walk decides after it
     assert mitm_solutions(negative) == []
