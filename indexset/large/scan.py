@@ -305,6 +305,7 @@ def scan_layer(checkpoint: Checkpoint, plan: ScanPlan, layer: int, tol=None, tar
         best_set=None if best is None else [int(i) for i in best],
         best_set_size=None if best is None else len(best),
         extension=bool(result.extension),
+        argument=certificate.get("argument"),
         halted=result.halted,
         time_s=round(time.perf_counter() - start, 6),
     )
@@ -316,7 +317,7 @@ def _skipped_row(checkpoint: Checkpoint, plan: ScanPlan, layer: int, target_clas
     row = _row(plan, layer, d, n, target_class)
     row.update(
         status="unknown", reason=f"not scanned: {why}", distance_lower=None, distance_upper=None,
-        relative_lower=None, relative_upper=None, best_set=None, best_set_size=None, extension=False, halted=TIME_LIMIT, time_s=0.0,
+        relative_lower=None, relative_upper=None, best_set=None, best_set_size=None, extension=False, argument=None, halted=TIME_LIMIT, time_s=0.0,
     )
     return row
 

@@ -50,16 +50,16 @@ def test_llama_swiglu_by_theorem(tmp_path):
     paper = scan(llama(tmp_path), target_class="bias-free")
     assert paper.layout == "llama" and paper.activation == "swiglu"
     assert statuses(paper) == ["not_absorbable", "not_absorbable"]
-    assert all("linearisation" in row["reason"] and row["class"] == "bias-free" for row in paper.layers)
+    assert all(row["argument"] == "MATH.md §4" and row["class"] == "bias-free" for row in paper.layers)  # the paper's linearisation
     assert all(row["distance_lower"] is None for row in paper.layers)
     # With biases allowed in g: Theorem C (Gaussian gate rows are pairwise non-collinear).
     report = scan(llama(tmp_path))
     assert statuses(report) == ["not_absorbable", "not_absorbable"]
-    assert all("Theorem C" in row["reason"] and row["class"] == "affine" for row in report.layers)
+    assert all(row["argument"] == "MATH.md §8.5" and row["class"] == "affine" for row in report.layers)
     # A bias on the up projection: the paper's argument fails; Theorem C's bias-free part still decides.
     biased = scan(llama(tmp_path, bias=True), target_class="bias-free")
     assert statuses(biased) == ["not_absorbable", "not_absorbable"]
-    assert all("Theorem C" in row["reason"] for row in biased.layers)
+    assert all(row["argument"] == "MATH.md §8.5" for row in biased.layers)
 
 
 def test_activation_override_and_progress(tmp_path):
