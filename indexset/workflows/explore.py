@@ -154,7 +154,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
     verdict = deep.decide(stack, seed=int(seed), time_limit=clock.share(0.3), stop=stop)
     stages["theory"] = verdict.to_json()
     if verdict.proven:
-        return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, {"kind": "theorem", "theorem": verdict.theorem,
+        return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, {"kind": "theorem", "argument": verdict.theorem,
                                                                         "facts": verdict.facts}, extension=True, complete=True)
 
     # 3. fitting, rounding, exact checks
