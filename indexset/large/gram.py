@@ -23,7 +23,7 @@ of the bound is in docs/MATH.md §6.2.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -206,7 +206,7 @@ def _decide(case: _Case, evidence: _Evidence) -> Result:
     if case.target_class == BIAS_FREE and instance.b_up is not None and bool(np.any(instance.b_up != 0)) and not instance.act.linear:
         verdict = bias_inside_verdict(instance, screen_degeneracy(instance), case.stages)
         if verdict is not None:
-            verdict.certificate = certificate  # the distance interval stays informative
+            verdict.certificate = {**certificate, **verdict.certificate}  # the theorem's argument, and the distance interval, which stays informative
             return verdict
         return Result(UNKNOWN, f"degenerate weights with a bias inside σ: no theorem decides them against {phrase(BIAS_FREE)} on the Gram path", **common)
     if rounded.holds:
@@ -241,6 +241,7 @@ def _negative(case: _Case, lower: float, common: dict) -> Result:
         return linear_fallback(instance, tau, claim, case.stages)
     degeneracy = screen_degeneracy(instance)
     case.stages["weights"] = degeneracy.describe()
+    case.stages["degeneracy"] = asdict(degeneracy)
     if not degeneracy.nondegenerate:
         reason = f"{claim}; but the weights are {degeneracy.describe()}, where (★) is not necessary (MATH.md §3): absorption is not ruled out"
         return Result(UNKNOWN, reason, **common)
