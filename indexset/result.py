@@ -46,7 +46,10 @@ class Result:
     engine : str or None
         Which engine produced the answer.
     certificate : dict or None
-        Machine-checkable proof data (span certificate y, HNF reason, ...).
+        Machine-checkable proof data (span certificate y, HNF reason, ...),
+        its ``kind`` naming which; a verdict a theorem proves has kind
+        ``theorem`` and the MATH.md section that proves it under
+        ``argument`` (:func:`theorem_certificate`).
     extension : bool
         True when the verdict rests on a statement beyond the paper
         (MATH.md marks these "(extension)").
