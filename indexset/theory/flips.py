@@ -22,11 +22,11 @@ from indexset.theory.nondegeneracy import collinear_groups, direction
 GATE_C = Fraction(1)
 """gate(z) − gate(−z) = z for the relu, silu and gelu gates (MATH.md §8.5)."""
 
-THEOREM = {"relu2": "Theorem B (MATH.md §8.4)", "reglu": "Theorem C (MATH.md §8.5)",
-            "swiglu": "Theorem C (MATH.md §8.5)", "geglu": "Theorem C (MATH.md §8.5)"}
-
 SECTION = {"relu2": "MATH.md §8.4", "reglu": "MATH.md §8.5", "swiglu": "MATH.md §8.5", "geglu": "MATH.md §8.5"}
 """The section that proves each activation's theorem: a verdict's ``certificate["argument"]``."""
+
+THEOREM = {name: f"Theorem {'B' if name == 'relu2' else 'C'} ({section})" for name, section in SECTION.items()}
+"""Each activation's theorem as the reasons name it: B for ReLU², C for the gated units."""
 
 
 # ------------------------------------------------------------ the weights

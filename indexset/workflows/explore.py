@@ -35,7 +35,7 @@ from indexset.exact.witness import block_instance, encode_block, witness_stack
 from indexset.model.forward import forward_exact, forward_float, random_points
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
-from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
 from indexset.theory import deep
 
 DENOMINATORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
@@ -154,8 +154,8 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
     verdict = deep.decide(stack, seed=int(seed), time_limit=clock.share(0.3), stop=stop)
     stages["theory"] = verdict.to_json()
     if verdict.proven:
-        return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, {"kind": "theorem", "argument": verdict.theorem,
-                                                                        "facts": verdict.facts}, extension=True, complete=True)
+        return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
+                       extension=True, complete=True)
 
     # 3. fitting, rounding, exact checks
     fits = fit(stack, starts=int(starts), iterations=int(iterations), seed=int(seed), clock=clock, progress=progress)

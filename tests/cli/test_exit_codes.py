@@ -35,10 +35,10 @@ def files(tmp_path_factory):
         paths[name] = str(folder / f"{name}.npz")
         construct.write_reproducible(instance, paths[name])
     # the references behind the expected statuses
-    assert absorbing_sets_brute(made["yes"]) and not absorbing_sets_brute(made["no"])
-    assert made["unknown"].act.kind == "uncovered"
     absorbing = {tuple(sorted(S)) for S in absorbing_sets_brute(made["yes"])}
-    paths["not_S"] = ",".join(str(i) for i in next(S for S in ([i] for i in range(10)) if tuple(S) not in absorbing))
+    assert absorbing and not absorbing_sets_brute(made["no"])
+    assert made["unknown"].act.kind == "uncovered"
+    paths["not_S"] = str(next(i for i in range(10) if (i,) not in absorbing))  # a single unit that does not absorb
     paths["corrupt"] = str(folder / "corrupt.npz")
     with open(paths["corrupt"], "wb") as handle:
         handle.write(b"not an npz archive")
