@@ -18,13 +18,18 @@ drawn at random among those Lemma 7.4d enumerates, the
 congruences X·B(z) ≡ 0 as a bounded integer
 system (one slack unknown per congruence), decided by ``decide_system``
 under ``--seconds``; the lemma needs one such system per line,
-[d, 1]_p = (pᵈ − 1)/(p − 1) of them. Prints each tool's status and
-seconds (CP-SAT's branches and conflicts; with ``FEASIBLE`` the chosen terms).
+[d, 1]_p = (pᵈ − 1)/(p − 1) of them. And the systems of Lemma 7.7e
+(``boxes``): the lemma's count of primitive a and b in their boxes, and
+``--samples`` of its 0/1 systems (col B(z) ⊆ span a, or row B(z) ⊆ span b,
+for a and b drawn from the boxes), each decided by ``decide_system``, to
+give the seconds per system that the whole count would cost. Prints each
+tool's status and seconds (CP-SAT's branches and conflicts; with
+``FEASIBLE`` the chosen terms).
 
 Usage::
 
     python benchmarks/minrank_tools.py [--tools factors,minors,modp] [--seed 0] [--d 5] [--n 70] [--range 2] \
-        [--seconds 60] [--workers 2] [--prime 13]
+        [--seconds 60] [--workers 2] [--prime 13] [--samples 40]
 """
 
 from __future__ import annotations
@@ -115,6 +120,66 @@ def congruence_system(question, prime: int, rng: random.Random):
     return X, count, plain_system(M.astype(object), (rhs - prime * y_low).astype(object), upper=upper)
 
 
+def primitive_count(d: int, box: int) -> int:
+    """Primitive vectors of Z^d in [−box, box]^d, up to sign (Möbius inversion over their gcd)."""
+    mobius = [0, 1] + [0] * box
+    for g in range(2, box + 1):
+        factors, rest, square = 0, g, False
+        for p in range(2, g + 1):
+            if rest % p == 0:
+                rest //= p
+                factors += 1
+                square = square or rest % p == 0
+        mobius[g] = 0 if square else (-1) ** factors
+    return sum(mobius[g] * ((2 * (box // g) + 1) ** d - 1) // 2 for g in range(1, box + 1))
+
+
+def annihilator(a: np.ndarray) -> np.ndarray:
+    """Integer rows that span a^⊥ over Q: a_p·e_j − a_j·e_p for j ≠ p, p the entry of largest |a_p|."""
+    p = int(np.argmax(np.abs(a)))
+    rows = []
+    for j in range(len(a)):
+        if j != p:
+            row = np.zeros(len(a), dtype=np.int64)
+            row[j], row[p] = a[p], -a[j]
+            rows.append(row)
+    return np.array(rows)
+
+
+def box_systems(question, samples: int, seed: int, seconds: float) -> None:
+    """Lemma 7.7e: count the primitive a and b of its boxes, and time ``samples`` of their 0/1 systems."""
+    base = np.array(question.base, dtype=np.int64)
+    terms = [np.outer(e, r) for e, r in zip(question.columns, question.rows)]
+    bound = np.abs(base) + sum(np.abs(t) for t in terms)
+    most = int(bound.max())
+    box_a = int(np.floor(np.sqrt(most)))
+    box_b = most // (box_a + 1)
+    count = primitive_count(question.d, box_a) + primitive_count(question.w, box_b)
+    print(f"boxes: max M {most}, |a| ≤ {box_a} or |b| ≤ {box_b}: {count} systems (Lemma 7.7a's box: {bound.max(axis=1).tolist()})")
+    rng = np.random.default_rng(seed)
+    times, statuses = [], {}
+    for k in range(samples):
+        side, size, box = ("a", question.d, box_a) if k % 2 == 0 else ("b", question.w, box_b)
+        while True:
+            v = rng.integers(-box, box + 1, size)
+            if np.gcd.reduce(v) == 1:
+                break
+        X = annihilator(v)
+        if side == "a":  # X·B(z) = 0
+            M = np.array([(X @ t).reshape(-1) for t in terms]).T
+            rhs = -(X @ base).reshape(-1)
+        else:  # B(z)·Xᵀ = 0
+            M = np.array([(t @ X.T).reshape(-1) for t in terms]).T
+            rhs = -(base @ X.T).reshape(-1)
+        began = time.perf_counter()
+        result = decide_system(plain_system(M, rhs), budget=Budget.of(seconds), seed=seed)
+        times.append(time.perf_counter() - began)
+        statuses[result.status] = statuses.get(result.status, 0) + 1
+    times.sort()
+    median = times[len(times) // 2]
+    print(f"boxes: {samples} systems {statuses}, seconds per system median {median:.3f}, max {times[-1]:.3f}; the count at the median: {count * median / 3600:.0f} core-hours")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -125,6 +190,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tools", default="factors,minors,modp")
     parser.add_argument("--prime", type=int, default=13, help="the modulus of the modp system")
+    parser.add_argument("--samples", type=int, default=40, help="systems of the boxes tool to time")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     R = args.range
@@ -136,6 +202,8 @@ def main() -> None:
     question = questions[0]
     print(f"d {question.d}, w {question.w}, terms {len(question.columns)}, q {question.q}")
     tools = args.tools.split(",")
+    if "boxes" in tools:
+        box_systems(question, args.samples, args.seed, args.seconds)
     if "modp" in tools:
         X, count, system = congruence_system(question, args.prime, random.Random(args.seed))
         began = time.perf_counter()

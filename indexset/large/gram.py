@@ -50,7 +50,14 @@ from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.theory.nondegeneracy import SCREEN_FROM, Degeneracy, collinear_groups, find_degeneracy
 from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result
 
-__all__ = ["BOUND_FORMULA", "SINGULAR_REASON", "GramTuning", "gram_applies", "gram_decide", "screen_degeneracy"]
+__all__ = ["BOUND_FORMULA", "NOT_CERTIFIED", "SINGULAR", "SINGULAR_REASON", "UNIQUE", "GramTuning", "gram_applies", "gram_decide", "screen_degeneracy"]
+
+UNIQUE = "unique"
+"""``stages["regime"]``: G has rank n, certified; the real solution z* is unique."""
+SINGULAR = "singular"
+"""``stages["regime"]``: G is singular for certain (n > d²); the Gram path cannot decide."""
+NOT_CERTIFIED = "not certified"
+"""``stages["regime"]``: rank n not certified (Cholesky failed, or no positive lower bound on λ_min)."""
 
 SINGULAR_REASON = (
     "G = (W_downᵀW_down)∘(W_up W_upᵀ) is {why}: the real solution of M z = t is not "
@@ -167,6 +174,7 @@ def _gram_path(case: _Case, exact_upper: bool | None, tuning: GramTuning) -> Res
     """The regime of an odd-linear block, then its certified distance and what that proves."""
     instance = case.instance
     if instance.n > instance.d**2:
+        case.stages["regime"] = SINGULAR
         return Result(UNKNOWN, SINGULAR_REASON.format(why=f"singular (n = {instance.n} > d² = {instance.d**2})"), stages=case.stages, engine="gram")
     data = float_data(instance)
     if data is None:
@@ -174,6 +182,7 @@ def _gram_path(case: _Case, exact_upper: bool | None, tuning: GramTuning) -> Res
         return Result(UNKNOWN, reason, stages=case.stages, engine="gram")
     bounds = gram_bounds(data, tuning)
     if bounds is None:
+        case.stages["regime"] = NOT_CERTIFIED
         return Result(UNKNOWN, SINGULAR_REASON.format(why="numerically singular (float Cholesky failed)"), stages=case.stages, engine="gram")
     with bounds.trace.stage("rounded_check"):
         rounded = check_rounded(instance, data, bounds.z_hat, case.tau, exact_upper, tuning)
@@ -189,7 +198,7 @@ def _decide(case: _Case, evidence: _Evidence) -> Result:
     lower = 0.0 if rounded.holds else bounds.distance_lower
     certificate = _certificate(case, evidence, lower)
     case.stages.update(
-        regime="unique real solution (rank n certified)" if bounds.nonsingular else "rank n not certified",
+        regime=UNIQUE if bounds.nonsingular else NOT_CERTIFIED,
         rank=instance.n if bounds.nonsingular else None,
         lambda_min_estimate=bounds.lambda_estimate,
         solve_method=bounds.method,

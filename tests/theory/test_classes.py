@@ -23,7 +23,7 @@ from indexset.exact.witness import check_forward, result_witness
 from indexset.model.forward import forward_exact
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.theory.flips import violations
+from indexset.theory.flips import SECTION, violations
 from indexset.workflows import construct
 
 GATED = ("swiglu", "geglu", "reglu")
@@ -145,7 +145,8 @@ def test_planted_theorem_c_positive_on_nondegenerate_weights():
         for seed in range(3):
             f = _planted_flip(activation, 2, 5, seed)
             result = solve(f)
-            assert result.status == "absorbable" and "Theorem C" in result.reason, result.reason
+            assert result.status == "absorbable", result.reason
+            assert result.certificate["kind"] == "affine_witness" and result.certificate["argument"] == SECTION[activation]
             check_affine_class(f, result)
             assert flip_sets_by_forward(f)
 
@@ -233,8 +234,7 @@ def test_tolerance_message_names_the_size_condition():
     f = Instance(np.array([[1, 0], [0, 1], [1, 1]]), np.array([[5, 0, 3], [0, 5, -2]]))
     assert verify(f, [], tol=1).max_residual == 1  # S = ∅ is within τ = 1, but |S| < d
     result = solve(f, tol=1)
-    assert result.status == "not_absorbable"
-    assert "|S| ≥ d" in result.reason
+    assert result.status == "not_absorbable" and result.certificate == {"kind": "size"}
 
 
 def test_verify_and_solve_agree_within_a_tolerance(capsys, tmp_path):
