@@ -22,7 +22,8 @@ under ``--seconds``; the lemma needs one such system per line,
 (``boxes``): the lemma's count of primitive a and b in their boxes, and
 ``--samples`` of its 0/1 systems (col B(z) ⊆ span a, or row B(z) ⊆ span b,
 for a and b drawn from the boxes), each decided by ``decide_system``, to
-give the seconds per system that the whole count would cost. Prints each
+give the seconds per system that the whole count would cost (the decision
+itself predicts the same way, from its first systems). Prints each
 tool's status and seconds (CP-SAT's branches and conflicts; with
 ``FEASIBLE`` the chosen terms).
 
@@ -48,6 +49,7 @@ import indexset.theory.lowrank as lowrank
 from indexset.budget import Budget
 from indexset.search.decide import decide_system
 from indexset.search.system import plain_system
+from indexset.theory.shortside import direction_system, entry_bounds, short_plan, short_vectors
 
 
 def open_questions(instance: indexset.Instance, seconds: float) -> list:
@@ -120,104 +122,22 @@ def congruence_system(question, prime: int, rng: random.Random):
     return X, count, plain_system(M.astype(object), (rhs - prime * y_low).astype(object), upper=upper)
 
 
-def mobius(n: int) -> int:
-    """The Möbius function μ(n)."""
-    sign, rest, p = 1, n, 2
-    while p * p <= rest:
-        if rest % p == 0:
-            rest //= p
-            if rest % p == 0:
-                return 0
-            sign = -sign
-        p += 1
-    return -sign if rest > 1 else sign
-
-
-def primitive_with_max(s: int, i: int, k: int) -> int:
-    """Primitive vectors of Z^k up to sign whose largest |entry| is s, first reached at index i (0-based)."""
-
-    def every(top: int) -> int:  # all vectors with largest |entry| top, first at index i
-        return (2 * top - 1) ** i * 2 * (2 * top + 1) ** (k - 1 - i)
-
-    return sum(mobius(g) * every(s // g) for g in range(1, s + 1) if s % g == 0) // 2
-
-
-def box_count(N: np.ndarray, t: list) -> tuple:
-    """Lemma 7.7e's count for thresholds ``t`` on the rows of N: (systems, the column thresholds u)."""
-    d, w = N.shape
-    u = [max(int(N[i, j]) // (t[i] + 1) for i in range(d)) for j in range(w)]
-    count = 1 + sum(primitive_with_max(s, i, d) for i in range(d) for s in range(1, t[i] + 1))
-    return count + sum(primitive_with_max(s, j, w) for j in range(w) for s in range(1, u[j] + 1)), u
-
-
-def thresholds(N: np.ndarray) -> tuple:
-    """Row thresholds t that make Lemma 7.7e's count least, by coordinate descent from t_i = ⌊√max N⌋: (count, t, u)."""
-    t = [int(np.sqrt(N.max()))] * N.shape[0]
-    best = box_count(N, t)[0]
-    improved = True
-    while improved:
-        improved = False
-        for i in range(len(t)):
-            for step in (-1, 1):
-                trial = t[:i] + [max(0, t[i] + step)] + t[i + 1 :]
-                count = box_count(N, trial)[0]
-                if count < best:
-                    best, t, improved = count, trial, True
-    return best, t, box_count(N, t)[1]
-
-
-def annihilator(a: np.ndarray) -> np.ndarray:
-    """Integer rows that span a^⊥ over Q: a_p·e_j − a_j·e_p for j ≠ p, p the entry of largest |a_p|."""
-    p = int(np.argmax(np.abs(a)))
-    rows = []
-    for j in range(len(a)):
-        if j != p:
-            row = np.zeros(len(a), dtype=np.int64)
-            row[j], row[p] = a[p], -a[j]
-            rows.append(row)
-    return np.array(rows)
-
-
-def draw_primitive(rng, limits: list) -> np.ndarray:
-    """A random primitive vector v with ‖v‖∞ ≤ limits[ι(v)] (ι: first index of the largest |entry|), by rejection."""
-    top = max(limits)
-    while True:
-        v = rng.integers(-top, top + 1, len(limits))
-        if np.gcd.reduce(v) == 1 and np.abs(v).max() <= limits[int(np.argmax(np.abs(v)))]:
-            return v
-
-
 def box_systems(question, samples: int, seed: int, seconds: float) -> None:
-    """Lemma 7.7e: count the systems of its boxes, and time ``samples`` of them."""
-    base = np.array(question.base, dtype=np.int64)
-    terms = [np.outer(e, r) for e, r in zip(question.columns, question.rows)]
-    low = base + sum(np.minimum(t, 0) for t in terms)
-    high = base + sum(np.maximum(t, 0) for t in terms)
-    N = np.maximum(high, -low)
-    on_rows = thresholds(N)  # (count, limits of a, limits of b)
-    columns_count, columns_b, columns_a = thresholds(N.T)  # the lemma on Bᵀ: thresholds on b
-    count, t, u = min(on_rows, (columns_count, columns_a, columns_b))
-    M = np.abs(base) + sum(np.abs(term) for term in terms)  # Lemma 7.7a's bounds
-    plain = box_count(M, [int(np.sqrt(M.max()))] * question.d)[0]
-    print(f"boxes: N ≤ {int(N.max())} (M ≤ {int(M.max())}), limits of a {t}, of b {u}: {count} systems; one limit on M: {plain}")
-    rng = np.random.default_rng(seed)
+    """Lemma 7.7e: count the systems of its boxes, and time ``samples`` of them drawn at random."""
+    plan = short_plan(question)
+    print(f"boxes: N ≤ {max(max(row) for row in entry_bounds(question))}, limits of a {list(plan.a_limits)}, of b {list(plan.b_limits)}: {plan.count} systems")
+    directions = [(a, "column") for a in short_vectors(plan.a_limits)] + [(b, "row") for b in short_vectors(plan.b_limits)]
+    rng = random.Random(seed)
     times, statuses = [], {}
-    for k in range(samples):
-        side = "a" if k % 2 == 0 else "b"
-        X = annihilator(draw_primitive(rng, t if side == "a" else u))
-        if side == "a":  # X·B(z) = 0
-            M = np.array([(X @ term).reshape(-1) for term in terms]).T
-            rhs = -(X @ base).reshape(-1)
-        else:  # B(z)·Xᵀ = 0
-            M = np.array([(term @ X.T).reshape(-1) for term in terms]).T
-            rhs = -(base @ X.T).reshape(-1)
+    for vector, side in rng.sample(directions, samples):
+        system = direction_system(question, vector, side)
         began = time.perf_counter()
-        result = decide_system(plain_system(M, rhs), budget=Budget.of(seconds), seed=seed)
+        result = decide_system(system, budget=Budget.of(seconds), seed=seed)
         times.append(time.perf_counter() - began)
         statuses[result.status] = statuses.get(result.status, 0) + 1
     times.sort()
     median = times[len(times) // 2]
-    print(f"boxes: {samples} systems {statuses}, seconds per system median {median:.3f}, max {times[-1]:.3f}; the count at the median: {count * median / 3600:.1f} hours")
+    print(f"boxes: {samples} systems {statuses}, seconds per system median {median:.3f}, max {times[-1]:.3f}; the count at the median: {plan.count * median / 3600:.1f} hours")
 
 
 def main() -> None:

@@ -299,6 +299,7 @@ def _level_words(level) -> str:
 
 WORDS = {"system": "a 0/1 system without solution", "bound": "the rank bound",
          "enumeration": "enumerating every sign vector", "meet": "a meet in the middle mod p",
+         "short": "a 0/1 system per short column or row direction (MATH.md Lemma 7.7e)",
          "constant": "an entry no sign changes"}
 
 

@@ -33,6 +33,12 @@ class DegenerateTuning:
     """Coefficient vectors screened per vectorised batch (eight times as many matches times left-out vectors in the meet)."""
     max_left_out: int = 1 << 12
     """Most coefficient vectors of the groups left out of a meet's match for which its matches are screened (else each is checked exactly)."""
+    max_short_systems: int = 1 << 21
+    """Most 0/1 systems of Lemma 7.7e (one per short primitive vector) decided for a q = 1 sub-case the meet in the middle leaves open."""
+    short_probe: int = 8
+    """Lemma 7.7e's systems decided before the time of all of them is predicted; a prediction past the time allowed stops them."""
+    max_short_seconds: float = 600.0
+    """Predicted seconds of Lemma 7.7e's systems allowed without a time limit (with one, the time left is allowed)."""
     brute_width: int = 14
     """0/1 systems with at most this many unknowns are enumerated directly by decide_system."""
     seed: int = 0

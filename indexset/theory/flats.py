@@ -319,9 +319,9 @@ def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: Deg
     return None
 
 
-REFUTED = ("system", "bound", "enumeration", "meet", "constant")
+REFUTED = ("system", "bound", "enumeration", "meet", "short", "constant")
 """How a sub-case is refuted: a 0/1 system without solution, the rank bound, every sign vector screened, the meet
-in the middle mod p, a constant entry."""
+in the middle mod p, Lemma 7.7e's systems, a constant entry."""
 
 
 def _flat_bases(data: ClassData, u: int, top: int):
@@ -429,10 +429,25 @@ def _work_words(work: dict | None) -> str:
         return "budget"
     vectors = f"{count(work['coefficient_vectors'])} coefficient vectors"
     if work["limit"] == "meet_rows":
-        return f"{vectors}; a meet in the middle would hold {count(work['half_rows'])} rows per half table"
-    if work["limit"] == "max_meet":
-        return f"{vectors}; the cheapest meet in the middle would hold {count(work['meet_entries'])} table entries"
-    return f"{vectors}; every affordable prime leaves a subspace on which all terms vanish"
+        meet = f"{vectors}; a meet in the middle would hold {count(work['half_rows'])} rows per half table"
+    elif work["limit"] == "max_meet":
+        meet = f"{vectors}; the cheapest meet in the middle would hold {count(work['meet_entries'])} table entries"
+    else:
+        meet = f"{vectors}; every affordable prime leaves a subspace on which all terms vanish"
+    return meet + _short_words(work.get("short"))
+
+
+def _short_words(short: dict | None) -> str:
+    """What stopped Lemma 7.7e's systems, with their number and predicted time."""
+    if short is None:
+        return ""
+    systems = f"Lemma 7.7e's {count(short['systems'])} 0/1 systems"
+    if short["limit"] == "max_short_systems":
+        return f"; {systems} exceed the budget of the tuning's max_short_systems"
+    if short["limit"] == "time":
+        return (f"; {systems} are predicted to take {short['seconds']:.0f} s ({short['done']} decided), more than the time allowed "
+                "(the time left, or the tuning's max_short_seconds without a time limit)")
+    return f"; one of {systems} was left undecided ({short['done']} decided)"
 
 
 def _zero_case(base, active, columns, rows, budget: Budget, tuning: DegenerateTuning) -> SubCase:

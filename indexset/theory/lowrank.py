@@ -23,6 +23,10 @@ Four exact tools, each proven in MATH.md §7.4, tried in this order:
   each, X_{C^⊥}·B ≡ 0 is a linear system mod p, solved by matching the
   sums of one half of the groups against the other. Every match is checked
   exactly. For more coefficient vectors, up to the tuning's budget.
+
+Past them, a q = 1 question goes to Lemma 7.7e (MATH.md §7.7,
+:mod:`indexset.theory.shortside`): one 0/1 system per short column or row
+direction, when their number and predicted time fit.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from dataclasses import dataclass
 import flint
 import numpy as np
 
-from indexset.budget import Budget
+from indexset.budget import INTERRUPTED, TIME_LIMIT, Budget
 from indexset.theory.degenerate_tuning import DegenerateTuning
+from indexset.theory.shortside import decide_short_side, short_plan
 
 PRIME = 2_147_483_647
 """The modulus of the filter (2³¹ − 1: products of two residues fit int64)."""
@@ -129,7 +134,12 @@ class RankAnswer:
         halves exceed ``meet_rows``); and ``limit``, what stopped it:
         ``meet_rows`` (the halves), ``max_meet`` (every prime's tables) or
         ``unsplit`` (every affordable prime left a subspace on which all
-        terms vanish).
+        terms vanish). For q = 1, ``short``: Lemma 7.7e's ``systems``, how
+        many were decided (``done``), the predicted ``seconds`` for all of
+        them (None before any prediction) and what stopped them
+        (``limit``: ``max_short_systems``, ``time`` for a prediction past
+        the time left, or ``undecided`` for a system no engine decided);
+        None for q ≥ 2.
     """
 
     status: str
@@ -196,13 +206,26 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         if answer.status != "open" or answer.how != UNSPLIT:
             return answer
     limit = "unsplit" if met else "max_meet" if plans else "meet_rows"
-    return RankAnswer("open", None, "budget", work=_work(question, groups, plans, limit))
+    short = None
+    if question.q == 1:
+        plan = short_plan(question)
+        if plan.count > tuning.max_short_systems:
+            short = {"systems": plan.count, "done": 0, "seconds": None, "limit": "max_short_systems"}
+        else:
+            answer = decide_short_side(question, plan, tuning, budget)
+            if answer.status != "open":
+                return RankAnswer(answer.status, answer.chosen, answer.how)
+            if answer.how in (TIME_LIMIT, INTERRUPTED):
+                return RankAnswer("open", None, answer.how)
+            short = {"systems": plan.count, "done": answer.done, "seconds": answer.seconds, "limit": answer.how}
+    return RankAnswer("open", None, "budget", work=_work(question, groups, plans, limit, short))
 
 
-def _work(question: RankQuestion, groups: list, plans: list, limit: str) -> dict:
+def _work(question: RankQuestion, groups: list, plans: list, limit: str, short: dict | None) -> dict:
     """The size of an open question's work, and the budget or obstacle that stopped it (:attr:`RankAnswer.work`)."""
     return {"terms": len(question.columns), "groups": len(groups), "coefficient_vectors": combinations(groups),
-            "half_rows": max(half_sizes(groups)), "meet_entries": min((plan.entries for plan in plans), default=None), "limit": limit}
+            "half_rows": max(half_sizes(groups)), "meet_entries": min((plan.entries for plan in plans), default=None), "limit": limit,
+            "short": short}
 
 
 # ------------------------------------------------------------ enumeration

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from reference import rank_question_brute, section_7_reference
 
-from indexset.budget import Budget
+from indexset.budget import TIME_LIMIT, Budget
 from indexset.exact.witness import check_forward, result_witness
 from indexset.model.instance import Instance
 from indexset.solver import solve
@@ -30,6 +30,7 @@ from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.flats import levels_of
 from indexset.theory.lowrank import PRIME, RankQuestion, decide_rank, det_mod, groups_of, meet_plans, rank_bound
 from indexset.theory.nondegeneracy import find_degeneracy
+from indexset.theory.shortside import entry_bounds, short_plan, short_vectors
 
 
 def low_precision(rng, d, n, bound, biases=False, activation="relu"):
@@ -85,8 +86,8 @@ def assert_witness(instance, result):
 
 
 # ====================================================== the rank sub-cases
-def random_question(rng, q):
-    d, w, count = int(rng.integers(2, 5)), int(rng.integers(2, 5)), int(rng.integers(0, 9))
+def random_question(rng, q, most_terms=8):
+    d, w, count = int(rng.integers(2, 5)), int(rng.integers(2, 5)), int(rng.integers(0, most_terms + 1))
     base = rng.integers(-3, 4, size=(d, w))
     if rng.random() < 0.5:  # a low-rank target made reachable: base = −(sum of some terms) + rank ≤ q part
         base = rng.integers(-2, 3, size=(d, q)) @ rng.integers(-2, 3, size=(q, w))
@@ -192,8 +193,9 @@ def test_a_rank_question_past_its_budget_is_open():
     columns = [tuple(int(v) for v in rng.integers(-2, 3, size=3)) for _ in range(12)]
     rows = [tuple(int(v) for v in rng.integers(-2, 3, size=3)) for _ in range(12)]
     question = RankQuestion([[1, 0, 0], [0, 1, 0], [0, 0, 1]], columns, rows, q=1)
-    answer = decide_rank(question, DegenerateTuning(max_combinations=100, max_meet=0, chunk=8), Budget.of())
+    answer = decide_rank(question, DegenerateTuning(max_combinations=100, max_meet=0, chunk=8, max_short_systems=0), Budget.of())
     assert answer.status == "open" and answer.how == "budget"
+    assert answer.work["short"]["limit"] == "max_short_systems" and answer.work["short"]["systems"] > 0
     stopped = Budget.of(stop=threading.Event())
     stopped.stop.set()
     answer = decide_rank(question, DegenerateTuning(max_combinations=1 << 13, chunk=8), stopped)
@@ -337,7 +339,7 @@ def test_open_cases_are_named_in_the_stages():
     """A tuning too small for the rank levels leaves them open; the result names the level, why and the size of
     the work, and the default tuning decides the same blocks as the brute-force reference."""
     rng = np.random.default_rng(14)
-    tight = DegenerateTuning(max_combinations=1, max_meet=0, probe_flats=0)
+    tight = DegenerateTuning(max_combinations=1, max_meet=0, probe_flats=0, max_short_systems=0)
     named = 0
     for _ in range(12):
         instance = low_precision(rng, 3, 7, bound=2)
@@ -437,3 +439,92 @@ def test_the_solver_keeps_the_section_7_record_beside_its_search():
     record = solved.stages["degenerate"]
     assert (record["classes"], record["spare"]) == (alone.stages["classes"], alone.stages["spare"]) == (1, 1)
     assert record["levels"] == alone.stages["levels"]
+
+
+# ---------------------------------------------------------------- Lemma 7.7e: one of a and b is short
+def test_the_short_side_systems_match_brute_force():
+    """With screening and the meet switched off, every q = 1 question past the rank bound goes to Lemma 7.7e."""
+    rng = np.random.default_rng(23)
+    short_only = DegenerateTuning(max_combinations=0, max_meet=0)
+    seen = {"found": 0, "refuted": 0}
+    for _ in range(120):
+        question = random_question(rng, q=1, most_terms=13)
+        brute = rank_question_brute(question.base, question.columns, question.rows, 1)
+        answer = decide_rank(question, short_only, Budget.of())
+        assert answer.status == ("found" if brute else "refuted"), (question, answer)
+        if answer.how == "short":
+            seen[answer.status] += 1
+        if answer.status == "found":
+            assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
+    assert min(seen.values()) >= 15, seen
+
+
+def test_the_short_boxes_cover_every_rank_one_matrix_within_the_bounds():
+    """Lemma 7.7e's covering, checked directly: every a·b'ᵀ ≠ 0 with |a_i·b'_j| ≤ N_ij has a in a's box or b in b's box."""
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        d, w = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+        base = rng.integers(-4, 5, size=(d, w))
+        question = RankQuestion([[int(v) for v in row] for row in base], [tuple(int(v) for v in rng.integers(-1, 2, size=d))],
+                                [tuple(int(v) for v in rng.integers(-1, 2, size=w))], 1)
+        N = entry_bounds(question)
+        plan = short_plan(question)
+        a_box, b_box = set(short_vectors(plan.a_limits)), set(short_vectors(plan.b_limits))
+        assert plan.count == 1 + len(a_box) + len(b_box)
+        top = max(max(row) for row in N)
+
+        def canonical(v):
+            g = np.gcd.reduce(np.abs(v))
+            v = tuple(int(x) // int(g) for x in v)
+            return v if next(x for x in v if x) > 0 else tuple(-x for x in v)
+
+        for a in itertools.product(range(-top, top + 1), repeat=d):
+            if not any(a) or np.gcd.reduce(np.abs(a)) != 1:
+                continue
+            for b in itertools.product(range(-top, top + 1), repeat=w):
+                if any(b) and all(abs(a[i] * b[j]) <= N[i][j] for i in range(d) for j in range(w)):
+                    assert canonical(a) in a_box or canonical(b) in b_box, (N, a, b)
+
+
+def test_the_short_side_decides_blocks_the_meet_leaves_open():
+    """Blocks whose level 0 (q = 1) the meet cannot afford: Lemma 7.7e decides them as the reference does, and the
+    same blocks with units permuted and rescaled get the same verdict; with no systems allowed they stay open and
+    the work names Lemma 7.7e's count."""
+    rng = np.random.default_rng(14)
+    no_meet = DegenerateTuning(max_combinations=1, max_meet=0, probe_flats=0)
+    decided = 0
+    for _ in range(10):
+        instance = low_precision(rng, 3, 7, bound=2)
+        up = instance.W_up.copy()
+        up[1], up[3] = 2 * up[0], -up[2]  # two merges: two spare units, levels u = 0 (q = 1) and u = 2 (q = 0)
+        instance = Instance(up, instance.W_down)
+        closed = decide_degenerate(instance, tuning=replace(no_meet, max_short_systems=0))
+        if closed.status != "unknown":
+            continue
+        shorts = [case["work"]["short"] for case in closed.stages["open"] if case["q"] == 1]
+        assert shorts and all(s["limit"] == "max_short_systems" and s["systems"] > 0 for s in shorts)
+        result = decide_degenerate(instance, tuning=no_meet)
+        assert result.status == ("absorbable" if section_7_reference(instance) else "not_absorbable")
+        again = decide_degenerate(rewritten(instance, np.random.default_rng(decided)), tuning=no_meet)
+        assert again.status == result.status
+        decided += 1
+    assert decided >= 3
+
+
+def test_the_short_side_stops_when_its_predicted_time_exceeds_the_limit():
+    """Thousands of systems against a one-second limit: the first few predict the rest, and the question stays open
+    with that prediction (or, on a machine too slow for the probe, halted by the limit), never decided wrongly."""
+    rng = np.random.default_rng(3)
+    question = RankQuestion([[int(v) for v in row] for row in rng.integers(-3, 4, (4, 4))],
+                            [tuple(int(v) for v in rng.integers(-2, 3, 4)) for _ in range(30)],
+                            [tuple(int(v) for v in rng.integers(-2, 3, 4)) for _ in range(30)], 1)
+    plan = short_plan(question)
+    tuning = DegenerateTuning(max_combinations=0, max_meet=0, short_probe=4)
+    answer = decide_rank(question, tuning, Budget.of(1.0))
+    assert answer.status == "open"
+    if answer.how == "budget":
+        short = answer.work["short"]
+        assert short["limit"] == "time" and short["systems"] == plan.count and short["done"] == tuning.short_probe
+        assert short["seconds"] > 0.5  # more than the time left after the probe, which took part of the second
+    else:
+        assert answer.how == TIME_LIMIT

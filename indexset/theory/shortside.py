@@ -1,0 +1,247 @@
+"""A rank-one question as one 0/1 system per short primitive vector (MATH.md §7.7, Lemma 7.7e).
+
+The question: is rank(B(z)) ≤ 1 for some z ∈ {0,1}ᵐ, with
+B(z) = B0 + Σ_k z_k e_k r_kᵀ (d × w, integer)? Each entry B_ij(z) ranges
+exactly over [lo_ij, hi_ij], so |B_ij(z)| ≤ N_ij = max(hi_ij, −lo_ij). If
+B(z) = a·b'ᵀ ≠ 0 with a and b = b'/λ primitive, then
+‖a‖∞·‖b‖∞ ≤ N_ij at the first indices i, j of their largest entries. So for
+thresholds t_i, either ‖a‖∞ ≤ t_{ι(a)}, or ‖b‖∞ ≤ u_{ι(b)} with
+u_j = max_i ⌊N_ij/(t_i + 1)⌋; every short a gives the 0/1 system
+X_a·B(z) = 0 (columns in span a), every short b the system B(z)·X_bᵀ = 0
+(rows in span b), and B(z) = 0 is one more. The question has a solution
+iff one of these systems does; each is decided by
+:func:`~indexset.search.decide.decide_system`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import flint
+import numpy as np
+
+from indexset.budget import Budget
+from indexset.search.decide import decide_system
+from indexset.search.system import plain_system
+from indexset.theory.degenerate_tuning import DegenerateTuning
+
+__all__ = ["ShortAnswer", "ShortPlan", "annihilator", "decide_short_side", "direction_system", "entry_bounds", "primitive_with_max", "short_plan",
+           "short_vectors"]
+
+DESCENT_LIMIT = 1000
+"""Largest uniform threshold from which the thresholds are tuned one index at a time (above it the count is far past any budget)."""
+
+
+@dataclass(frozen=True)
+class ShortPlan:
+    """The boxes of Lemma 7.7e for one question.
+
+    Attributes
+    ----------
+    count : int
+        Systems to decide: one per vector of the two boxes, and B(z) = 0.
+    a_limits : tuple of int
+        The largest ‖a‖∞ for a whose largest entry is first at index i.
+    b_limits : tuple of int
+        The same for b, by the index j of its largest entry.
+    """
+
+    count: int
+    a_limits: tuple
+    b_limits: tuple
+
+
+@dataclass(frozen=True)
+class ShortAnswer:
+    """What Lemma 7.7e's systems answered.
+
+    Attributes
+    ----------
+    status : str
+        ``found``, ``refuted`` or ``open``.
+    chosen : list of int or None
+        Positions of the terms with z_k = 1 (``found``; rank ≤ 1 checked exactly).
+    how : str
+        ``short`` when decided; ``time`` when the predicted time exceeds the
+        time left, ``undecided`` when a system was left undecided, or the
+        budget's halt reason (``open``).
+    done : int
+        Systems decided.
+    seconds : float or None
+        Predicted seconds for every system, from the first ones decided.
+    """
+
+    status: str
+    chosen: list | None
+    how: str
+    done: int
+    seconds: float | None = None
+
+
+def entry_bounds(question) -> list[list[int]]:
+    """N_ij = max over z ∈ {0,1}ᵐ of |B_ij(z)|, exactly: max(hi_ij, −lo_ij)."""
+    bounds = []
+    for i in range(question.d):
+        row = []
+        for j in range(question.w):
+            products = [e[i] * r[j] for e, r in zip(question.columns, question.rows)]
+            high = question.base[i][j] + sum(v for v in products if v > 0)
+            low = question.base[i][j] + sum(v for v in products if v < 0)
+            row.append(max(high, -low))
+        bounds.append(row)
+    return bounds
+
+
+def _mobius(n: int) -> int:
+    sign, rest, p = 1, n, 2
+    while p * p <= rest:
+        if rest % p == 0:
+            rest //= p
+            if rest % p == 0:
+                return 0
+            sign = -sign
+        p += 1
+    return -sign if rest > 1 else sign
+
+
+def primitive_with_max(s: int, i: int, k: int) -> int:
+    """Primitive vectors of Zᵏ up to sign whose largest |entry| is s, reached first at index i (0-based)."""
+
+    def every(top: int) -> int:  # all vectors with largest |entry| top, reached first at index i
+        return (2 * top - 1) ** i * 2 * (2 * top + 1) ** (k - 1 - i)
+
+    return sum(_mobius(g) * every(s // g) for g in range(1, s + 1) if s % g == 0) // 2
+
+
+def _count(bounds: list, limits: list) -> tuple[int, list]:
+    """Systems for row thresholds ``limits`` on ``bounds``, and the column thresholds they imply."""
+    d, w = len(bounds), len(bounds[0])
+    columns = [max(bounds[i][j] // (limits[i] + 1) for i in range(d)) for j in range(w)]
+    count = 1 + sum(primitive_with_max(s, i, d) for i in range(d) for s in range(1, limits[i] + 1))
+    return count + sum(primitive_with_max(s, j, w) for j in range(w) for s in range(1, columns[j] + 1)), columns
+
+
+def _descend(bounds: list) -> tuple[int, list, list]:
+    """Row thresholds that make the count least, by coordinate descent from ⌊√max N⌋: (count, rows, columns)."""
+    limits = [math.isqrt(max(max(row) for row in bounds))] * len(bounds)
+    best, columns = _count(bounds, limits)
+    improved = limits[0] <= DESCENT_LIMIT
+    while improved:
+        improved = False
+        for i in range(len(limits)):
+            for step in (-1, 1):
+                trial = limits[:i] + [max(0, limits[i] + step)] + limits[i + 1 :]
+                count, trial_columns = _count(bounds, trial)
+                if count < best:
+                    best, limits, columns, improved = count, trial, trial_columns, True
+    return best, limits, columns
+
+
+def short_plan(question) -> ShortPlan:
+    """Lemma 7.7e's boxes with the fewest systems: thresholds on a, or (the lemma on Bᵀ) on b."""
+    bounds = entry_bounds(question)
+    count, a_limits, b_limits = _descend(bounds)
+    transposed = [list(column) for column in zip(*bounds)]
+    count_t, b_limits_t, a_limits_t = _descend(transposed)
+    if count_t < count:
+        count, a_limits, b_limits = count_t, a_limits_t, b_limits_t
+    return ShortPlan(count, tuple(a_limits), tuple(b_limits))
+
+
+def short_vectors(limits: tuple):
+    """Primitive integer vectors v up to sign (first nonzero entry positive) with ‖v‖∞ ≤ limits[ι(v)], smallest ‖v‖∞ first."""
+    k = len(limits)
+    for top in range(1, max(limits, default=0) + 1):
+        for v in itertools.product(range(-top, top + 1), repeat=k):
+            sizes = [abs(x) for x in v]
+            first = sizes.index(top) if top in sizes else -1
+            if first < 0 or top > limits[first] or next(x for x in v if x) < 0 or math.gcd(*v) != 1:
+                continue
+            yield v
+
+
+def annihilator(v) -> list[list[int]]:
+    """Integer rows spanning v^⊥ over Q: v_p·e_j − v_j·e_p for j ≠ p, p the index of v's largest |entry|."""
+    p = max(range(len(v)), key=lambda i: abs(v[i]))
+    rows = []
+    for j in range(len(v)):
+        if j != p:
+            row = [0] * len(v)
+            row[j], row[p] = v[p], -v[j]
+            rows.append(row)
+    return rows
+
+
+def direction_system(question, vector=None, side: str = "column"):
+    """The 0/1 system of one direction of Lemma 7.7e.
+
+    Parameters
+    ----------
+    question
+        The rank question (``base``, ``columns``, ``rows``).
+    vector : sequence of int, optional
+        A primitive direction; None: the system B(z) = 0.
+    side : str
+        ``column``: every column of B(z) in span(vector), X_v·B(z) = 0;
+        ``row``: every row in span(vector), B(z)·X_vᵀ = 0.
+
+    Returns
+    -------
+    System
+        One equation per entry of the product, over the 0/1 signs.
+    """
+    d, w = len(question.base), len(question.base[0])
+    left = np.eye(d, dtype=object) if vector is None or side == "row" else np.array(annihilator(vector), dtype=object)
+    right = np.eye(w, dtype=object) if vector is None or side == "column" else np.array(annihilator(vector), dtype=object)
+    terms = [(left @ np.array(e, dtype=object))[:, None] * (right @ np.array(r, dtype=object))[None, :] for e, r in zip(question.columns, question.rows)]
+    M = np.array([term.reshape(-1) for term in terms], dtype=object).T.reshape(-1, len(terms))
+    return plain_system(M, -(left @ np.array(question.base, dtype=object) @ right.T).reshape(-1))
+
+
+def _systems(question, plan: ShortPlan):
+    """Every system of the plan, lazily: B(z) = 0, then the short columns' directions, then the short rows'."""
+    yield direction_system(question)
+    for a in short_vectors(plan.a_limits):
+        yield direction_system(question, a, "column")
+    for b in short_vectors(plan.b_limits):
+        yield direction_system(question, b, "row")
+
+
+def _rank_at_most_one(question, chosen: list) -> bool:
+    """rank B(z) ≤ 1 for z the indicator of ``chosen``, exactly."""
+    total = flint.fmpz_mat([[int(v) for v in row] for row in question.base])
+    for k in chosen:
+        e, r = question.columns[k], question.rows[k]
+        total += flint.fmpz_mat([[int(x * y) for y in r] for x in e])
+    return total.rank() <= 1
+
+
+def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: Budget) -> ShortAnswer:
+    """Decide every system of ``plan`` (MATH.md Lemma 7.7e); stop at the first solution.
+
+    After ``tuning.short_probe`` systems the whole is predicted from their
+    mean time; a prediction past the time allowed (the time left under a
+    time limit, else ``tuning.max_short_seconds``) stops the work
+    (``open``, how ``time``).
+    """
+    began = time.perf_counter()
+    predicted = None
+    for done, system in enumerate(_systems(question, plan)):
+        if done == tuning.short_probe and done:
+            spent = time.perf_counter() - began
+            predicted = spent / done * plan.count
+            remaining = budget.remaining()
+            if predicted - spent > (tuning.max_short_seconds if remaining is None else remaining):
+                return ShortAnswer("open", None, "time", done, predicted)
+        result = decide_system(system, budget=budget, seed=tuning.seed)
+        if result.status == "feasible":
+            chosen = list(result.index_set)
+            if not _rank_at_most_one(question, chosen):
+                raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
+            return ShortAnswer("found", chosen, "short", done + 1, predicted)
+        if result.status != "infeasible":
+            return ShortAnswer("open", None, budget.halt_reason() or "undecided", done, predicted)
+    return ShortAnswer("refuted", None, "short", plan.count, predicted)
