@@ -24,7 +24,8 @@ Usage::
 
 After the table it lists every open §7 case (the frontier): the block's
 cell, classes and spare units, the level, and the size of the work that no
-tool could afford (terms, coefficient vectors, rows per half table).
+tool could afford (terms, coefficient vectors, rows per half table, and
+for rank ≤ 1 the systems of Lemma 7.7e).
 
 The same arguments always draw the same blocks. ``--compare`` runs nothing:
 it prints two runs' tables side by side (unknowns, median and max seconds).
@@ -176,12 +177,15 @@ def frontier(records: list) -> str:
     def size(work: dict, key: str) -> str:
         return "–" if work.get(key) is None else count(work[key], 2)
 
-    lines = ["| d | R | n | classes | spare | level u (q) | kind | terms | coefficient vectors | rows per half | limit |", "|" + "---|" * 11]
+    lines = ["| d | R | n | classes | spare | level u (q) | kind | terms | coefficient vectors | rows per half | limit | Lemma 7.7e systems |",
+             "|" + "---|" * 12]
     for r in sorted(records, key=lambda r: (r["d"], r["R"], r["n"], r["rep"])):
         for case in r.get("open") or []:
             work = case.get("work") or {}
+            short = work.get("short") or {}
             lines.append(f"| {r['d']} | {r['R']} | {r['n']} | {r['classes']} | {r['spare']} | {case['u']} ({case['q']}) | {case['kind']} "
-                         f"| {work.get('terms', '–')} | {size(work, 'coefficient_vectors')} | {size(work, 'half_rows')} | {work.get('limit', '–')} |")
+                         f"| {work.get('terms', '–')} | {size(work, 'coefficient_vectors')} | {size(work, 'half_rows')} | {work.get('limit', '–')} "
+                         f"| {size(short, 'systems')} |")
     return "\n".join(lines)
 
 

@@ -108,7 +108,13 @@ def _mobius(n: int) -> int:
 
 
 def primitive_with_max(s: int, i: int, k: int) -> int:
-    """Primitive vectors of Zᵏ up to sign whose largest |entry| is s, reached first at index i (0-based)."""
+    """Primitive vectors of Zᵏ up to sign whose largest |entry| is s, reached first at index i (0-based).
+
+    >>> primitive_with_max(1, 0, 2), primitive_with_max(1, 1, 2)  # (1, −1), (1, 0), (1, 1); and (0, 1)
+    (3, 1)
+    >>> primitive_with_max(2, 0, 2)  # (2, −1), (2, 1); (2, ±2) and (2, 0) are not primitive
+    2
+    """
 
     def every(top: int) -> int:  # all vectors with largest |entry| top, reached first at index i
         return (2 * top - 1) ** i * 2 * (2 * top + 1) ** (k - 1 - i)
@@ -141,7 +147,16 @@ def _descend(bounds: list) -> tuple[int, list, list]:
 
 
 def short_plan(question) -> ShortPlan:
-    """Lemma 7.7e's boxes with the fewest systems: thresholds on a, or (the lemma on Bᵀ) on b."""
+    """Lemma 7.7e's boxes with the fewest systems: thresholds on a, or (the lemma on Bᵀ) on b.
+
+    >>> from indexset.theory.lowrank import RankQuestion
+    >>> question = RankQuestion([[1, 0], [0, 1]], [(1, 0), (0, 1)], [(0, 1), (1, 0)], q=1)
+    >>> plan = short_plan(question)  # every |B_ij(z)| ≤ 1
+    >>> plan.count == 1 + len(list(short_vectors(plan.a_limits))) + len(list(short_vectors(plan.b_limits)))
+    True
+    >>> list(short_vectors(plan.a_limits))
+    [(0, 1), (1, -1), (1, 0), (1, 1)]
+    """
     bounds = entry_bounds(question)
     count, a_limits, b_limits = _descend(bounds)
     transposed = [list(column) for column in zip(*bounds)]
@@ -193,6 +208,8 @@ def direction_system(question, vector=None, side: str = "column"):
     System
         One equation per entry of the product, over the 0/1 signs.
     """
+    if side not in ("column", "row"):
+        raise ValueError(f"side must be 'column' or 'row', got {side!r}")
     d, w = len(question.base), len(question.base[0])
     left = np.eye(d, dtype=object) if vector is None or side == "row" else np.array(annihilator(vector), dtype=object)
     right = np.eye(w, dtype=object) if vector is None or side == "column" else np.array(annihilator(vector), dtype=object)
