@@ -25,7 +25,9 @@ for a and b drawn from the boxes), each decided by ``decide_system``, to
 give the seconds per system that the whole count would cost (the decision
 itself predicts the same way, from its first systems). Prints each
 tool's status and seconds (CP-SAT's branches and conflicts; with
-``FEASIBLE`` the chosen terms).
+``FEASIBLE`` the chosen terms). ``short`` decides the systems themselves,
+as the decision does, for ``--part k/K`` (K processes, one share each),
+under ``--seconds``, and prints the answer as JSON.
 
 Usage::
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import time
 
@@ -49,7 +52,8 @@ import indexset.theory.lowrank as lowrank
 from indexset.budget import Budget
 from indexset.search.decide import decide_system
 from indexset.search.system import plain_system
-from indexset.theory.shortside import direction_system, entry_bounds, short_plan, short_vectors
+from indexset.theory.degenerate_tuning import DegenerateTuning
+from indexset.theory.shortside import decide_short_side, direction_system, entry_bounds, short_plan, short_vectors
 
 
 def open_questions(instance: indexset.Instance, seconds: float) -> list:
@@ -140,6 +144,20 @@ def box_systems(question, samples: int, seed: int, seconds: float) -> None:
     print(f"boxes: {samples} systems {statuses}, seconds per system median {median:.3f}, max {times[-1]:.3f}; the count at the median: {plan.count * median / 3600:.1f} hours")
 
 
+def short_part(question, part: tuple, seconds: float) -> None:
+    """Decide part k of K of Lemma 7.7e's systems (the positions ≡ k mod K), as the decision does, and print the answer as JSON."""
+    plan = short_plan(question)
+    tuning = DegenerateTuning(max_short_seconds=float("inf"))
+    began = time.perf_counter()
+    answer = decide_short_side(question, plan, tuning, Budget.of(seconds), part=part)
+    print(
+        json.dumps(
+            {"part": list(part), "systems": plan.count, "status": answer.status, "how": answer.how, "decided": answer.done, "chosen": answer.chosen, "seconds": round(time.perf_counter() - began, 1)}
+        ),
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -151,6 +169,7 @@ def main() -> None:
     parser.add_argument("--tools", default="factors,minors,modp")
     parser.add_argument("--prime", type=int, default=13, help="the modulus of the modp system")
     parser.add_argument("--samples", type=int, default=40, help="systems of the boxes tool to time")
+    parser.add_argument("--part", default="0/1", help="the short tool's share: k/K decides the systems at positions ≡ k mod K")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     R = args.range
@@ -164,6 +183,8 @@ def main() -> None:
     tools = args.tools.split(",")
     if "boxes" in tools:
         box_systems(question, args.samples, args.seed, args.seconds)
+    if "short" in tools:
+        short_part(question, tuple(int(v) for v in args.part.split("/")), args.seconds)
     if "modp" in tools:
         X, count, system = congruence_system(question, args.prime, random.Random(args.seed))
         began = time.perf_counter()

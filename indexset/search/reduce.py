@@ -46,7 +46,7 @@ class Reduction:
     z0 : ndarray of object or None
         Integer particular solution, shape (n,).
     kernel : ndarray of object or None
-        LLL-reduced integer kernel basis as columns, shape (n, n − rank).
+        Integer kernel basis as columns, shape (n, n − rank): LLL-reduced by :func:`reduce_system`, as given to :func:`known_kernel`.
     """
 
     n: int
@@ -190,6 +190,35 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction, upp
         z0 = [int(v) for v in (a * fmpz_matrix(transform_rows[nonzero])).entries()]
     result.integer_feasible = True
     result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows, [1] * n if upper is None else [int(u) for u in upper])
+
+
+def known_kernel(kernel_columns: list, z0: list, upper=None) -> Reduction:
+    """The reduction of a system whose integer kernel and one integer solution are known.
+
+    For a caller that derives them from a structure shared by many systems
+    (:mod:`indexset.theory.shortside`): ``kernel_columns`` must be a basis of
+    the whole integer kernel of M and ``z0`` an integer solution of
+    ``M z = t``; the lattice engine's "no solution" rests on both. z0 is
+    moved near the box's centre, as :func:`reduce_system` leaves it; the
+    basis is kept as given (the lattice engine reduces it), so it should
+    already be short.
+
+    Parameters
+    ----------
+    kernel_columns : list of list of int
+        The kernel basis, one vector (n entries) per item.
+    z0 : list of int
+        An integer solution.
+    upper : array_like of int, optional
+        The box's upper ends (None: the 0/1 box).
+    """
+    n = len(z0)
+    rows = flint.fmpz_mat([[int(v) for v in column] for column in kernel_columns]) if kernel_columns else flint.fmpz_mat(0, n)
+    kernel_rows = rows
+    result = Reduction(n, n - len(kernel_columns), True, integer_feasible=True)
+    result.kernel = fmpz_to_object(kernel_rows.transpose()) if kernel_columns else np.zeros((n, 0), dtype=object)
+    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), kernel_rows, [1] * n if upper is None else [int(u) for u in upper])
+    return result
 
 
 def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper: list[int]) -> np.ndarray:

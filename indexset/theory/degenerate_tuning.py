@@ -6,7 +6,13 @@ budget a case is left open and named, never decided wrongly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from indexset.search.lattice.tuning import LatticeTuning
+
+SHORT_LATTICE = replace(LatticeTuning(), small_tree_nodes=-1, reduced_tree_nodes=-1, pruned_walk_nodes=-1, first_walk_nodes=-1,
+                        estimate_probes=64, walk_probes=64)
+"""The lattice engine for Lemma 7.7e's systems: many small trees, so the kernel walks them and the estimates are short."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class DegenerateTuning:
     """Most 0/1 systems of Lemma 7.7e (one per short primitive vector) decided for a q = 1 sub-case the meet in the middle leaves open."""
     short_probe: int = 8
     """Lemma 7.7e's systems decided before the time of all of them is predicted; a prediction past the time allowed stops them."""
+    short_lattice: LatticeTuning = SHORT_LATTICE
+    """The lattice engine's tuning for Lemma 7.7e's systems (see :data:`SHORT_LATTICE`)."""
     max_short_seconds: float = 600.0
     """Predicted seconds of Lemma 7.7e's systems allowed without a time limit (with one, the time left is allowed)."""
     brute_width: int = 14

@@ -9,8 +9,13 @@ thresholds t_i, either ‖a‖∞ ≤ t_{ι(a)}, or ‖b‖∞ ≤ u_{ι(b)} wit
 u_j = max_i ⌊N_ij/(t_i + 1)⌋; every short a gives the 0/1 system
 X_a·B(z) = 0 (columns in span a), every short b the system B(z)·X_bᵀ = 0
 (rows in span b), and B(z) = 0 is one more. The question has a solution
-iff one of these systems does; each is decided by
-:func:`~indexset.search.decide.decide_system`.
+iff one of these systems does.
+
+All the systems share one map, z ↦ vec(Σ_k z_k e_k r_kᵀ). When it sends
+Z^m onto Z^{d·w} (:class:`SharedKernel`, MATH.md §7.7), each system's
+integer kernel and a solution follow from that map's kernel and a right
+inverse, so the lattice engine starts from them; otherwise each system is
+reduced on its own by :func:`~indexset.search.decide.decide_system`.
 """
 
 from __future__ import annotations
@@ -24,12 +29,15 @@ import flint
 import numpy as np
 
 from indexset.budget import Budget
+from indexset.result import FEASIBLE, INFEASIBLE
 from indexset.search.decide import decide_system
+from indexset.search.lattice import search as lattice_search
+from indexset.search.reduce import Reduction, known_kernel
 from indexset.search.system import plain_system
 from indexset.theory.degenerate_tuning import DegenerateTuning
 
-__all__ = ["ShortAnswer", "ShortPlan", "annihilator", "decide_short_side", "direction_system", "entry_bounds", "primitive_with_max", "short_plan",
-           "short_vectors"]
+__all__ = ["SharedKernel", "ShortAnswer", "ShortPlan", "annihilator", "decide_short_side", "direction_system", "entry_bounds", "primitive_with_max",
+           "shared_kernel", "short_plan", "short_vectors"]
 
 DESCENT_LIMIT = 1000
 """Largest uniform threshold from which the thresholds are tuned one index at a time (above it the count is far past any budget)."""
@@ -218,13 +226,97 @@ def direction_system(question, vector=None, side: str = "column"):
     return plain_system(M, -(left @ np.array(question.base, dtype=object) @ right.T).reshape(-1))
 
 
-def _systems(question, plan: ShortPlan):
-    """Every system of the plan, lazily: B(z) = 0, then the short columns' directions, then the short rows'."""
-    yield direction_system(question)
+def _directions(plan: ShortPlan):
+    """Every direction of the plan, lazily: None (B(z) = 0), then the short columns', then the short rows'."""
+    yield None, "column"
     for a in short_vectors(plan.a_limits):
-        yield direction_system(question, a, "column")
+        yield a, "column"
     for b in short_vectors(plan.b_limits):
-        yield direction_system(question, b, "row")
+        yield b, "row"
+
+
+@dataclass(frozen=True)
+class SharedKernel:
+    """The map Φ: z ↦ vec(Σ_k z_k e_k r_kᵀ) (row-major), when it sends Z^m onto Z^{d·w}.
+
+    Attributes
+    ----------
+    right_inverse : ndarray of object, shape (m, d·w)
+        G with Φ·G = I, exactly.
+    kernel : list of list of int
+        An LLL-reduced basis of the integer kernel of Φ (m − d·w vectors).
+    """
+
+    right_inverse: np.ndarray
+    kernel: list
+
+    def reduction(self, question, vector, side: str) -> Reduction:
+        """The reduction of :func:`direction_system` (``vector``, ``side``), from Φ's kernel and right inverse.
+
+        Its integer kernel is {z : Φz = vec(a·βᵀ), β ∈ Z^w} for side
+        ``column`` (a primitive, so integer columns in span a are integer
+        multiples of a); with Φ onto, that is Φ's kernel plus
+        G·vec(a·e_jᵀ) for each j. Rows likewise. −G·vec(B0) solves every
+        system: it makes B(z) = 0.
+        """
+        d, w = len(question.base), len(question.base[0])
+        G = self.right_inverse
+        extra = []
+        if vector is not None and side == "column":
+            extra = [sum(vector[i] * G[:, i * w + j] for i in range(d)) for j in range(w)]
+        elif vector is not None:
+            extra = [sum(vector[j] * G[:, i * w + j] for j in range(w)) for i in range(d)]
+        base = [v for row in question.base for v in row]
+        z0 = [-sum(G[k, e] * base[e] for e in range(d * w)) for k in range(G.shape[0])]
+        return known_kernel(self.kernel + [list(column) for column in extra], z0)
+
+
+def shared_kernel(question) -> SharedKernel | None:
+    """Φ's kernel and a right inverse, when Φ sends Z^m onto Z^{d·w}; else None.
+
+    LLL of Φᵀ with its unimodular transform U gives U·Φᵀ = L: the rows of U
+    whose row of L is zero span Φ's kernel, and the other rows L₁ of L
+    span Φ's image. The image is all of Z^{d·w} exactly when L₁ is square
+    with determinant ±1; then G = U₁ᵀ·L₁ᵀ⁻¹ (U₁ the matching rows of U) is
+    integer and Φ·G = L₁ᵀ·L₁ᵀ⁻¹ = I, checked exactly.
+    """
+    d, w, m = len(question.base), len(question.base[0]), len(question.columns)
+    if m <= d * w:
+        return None
+    phi_t = flint.fmpz_mat([[int(e[i] * r[j]) for i in range(d) for j in range(w)] for e, r in zip(question.columns, question.rows)])
+    reduced, transform = phi_t.lll(transform=True)
+    zero = [k for k in range(m) if all(reduced[k, c] == 0 for c in range(d * w))]
+    image = [k for k in range(m) if k not in zero]
+    if len(image) != d * w:
+        return None
+    L1 = flint.fmpz_mat([[reduced[k, c] for c in range(d * w)] for k in image])
+    if abs(L1.det()) != 1:
+        return None
+    U1 = flint.fmpz_mat([[transform[k, c] for c in range(m)] for k in image])
+    inverse = flint.fmpq_mat(L1.transpose()).inv()  # integer, since det L₁ = ±1
+    G = U1.transpose() * flint.fmpz_mat(d * w, d * w, [int(v.p) for v in inverse.entries()])
+    if phi_t.transpose() * G != flint.fmpz_mat(d * w, d * w, [int(r == c) for r in range(d * w) for c in range(d * w)]):
+        raise ArithmeticError("bug: the right inverse of Φ fails its exact check")  # never expected
+    kernel = flint.fmpz_mat([[transform[k, c] for c in range(m)] for k in zero]).lll()
+    K = np.array([[int(kernel[r, c]) for c in range(m)] for r in range(kernel.nrows())], dtype=object)  # kernel vectors as rows
+    right_inverse = np.array([[int(G[r, c]) for c in range(d * w)] for r in range(m)], dtype=object)
+    # Shorten G's columns by kernel vectors (Babai rounding; any integer shift keeps Φ·G = I), so that the
+    # few vectors each system adds to the kernel are short and its LLL is quick.
+    shift = np.rint(np.linalg.lstsq(K.T.astype(np.float64), right_inverse.astype(np.float64), rcond=None)[0]).astype(np.int64)
+    right_inverse = right_inverse - K.T.dot(shift.astype(object))
+    return SharedKernel(right_inverse, K.tolist())
+
+
+def _decide(question, shared: SharedKernel | None, direction: tuple, tuning: DegenerateTuning, budget: Budget):
+    """One direction's system, decided: by the lattice engine from the shared kernel when it exists, else (or when
+    the engine leaves it undecided) by decide_system."""
+    vector, side = direction
+    system = direction_system(question, vector, side)
+    if shared is not None:
+        result = lattice_search(system, shared.reduction(question, vector, side), budget=budget, seed=tuning.seed, tuning=tuning.short_lattice)
+        if result.status in (FEASIBLE, INFEASIBLE):
+            return result
+    return decide_system(system, budget=budget, seed=tuning.seed)
 
 
 def _rank_at_most_one(question, chosen: list) -> bool:
@@ -236,29 +328,47 @@ def _rank_at_most_one(question, chosen: list) -> bool:
     return total.rank() <= 1
 
 
-def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: Budget) -> ShortAnswer:
-    """Decide every system of ``plan`` (MATH.md Lemma 7.7e); stop at the first solution.
+def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: Budget, part: tuple = (0, 1)) -> ShortAnswer:
+    """Decide the systems of ``plan`` (MATH.md Lemma 7.7e); stop at the first solution.
 
     After ``tuning.short_probe`` systems the whole is predicted from their
     mean time; a prediction past the time allowed (the time left under a
     time limit, else ``tuning.max_short_seconds``) stops the work
     (``open``, how ``time``).
+
+    Parameters
+    ----------
+    question
+        The rank question (q = 1).
+    plan : ShortPlan
+        From :func:`short_plan`.
+    tuning : DegenerateTuning
+    budget : Budget
+    part : (int, int)
+        (k, K): decide only the systems whose position in the plan is k mod K,
+        so that K processes can share the work; ``refuted`` then speaks for
+        that part only. (0, 1): every system.
     """
+    index, parts = part
+    shared = shared_kernel(question)
     began = time.perf_counter()
-    predicted = None
-    for done, system in enumerate(_systems(question, plan)):
+    predicted, done = None, 0
+    for position, direction in enumerate(_directions(plan)):
+        if position % parts != index:
+            continue
         if done == tuning.short_probe and done:
             spent = time.perf_counter() - began
-            predicted = spent / done * plan.count
+            predicted = spent / done * plan.count / parts
             remaining = budget.remaining()
             if predicted - spent > (tuning.max_short_seconds if remaining is None else remaining):
                 return ShortAnswer("open", None, "time", done, predicted)
-        result = decide_system(system, budget=budget, seed=tuning.seed)
-        if result.status == "feasible":
+        result = _decide(question, shared, direction, tuning, budget)
+        done += 1
+        if result.status == FEASIBLE:
             chosen = list(result.index_set)
             if not _rank_at_most_one(question, chosen):
                 raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
-            return ShortAnswer("found", chosen, "short", done + 1, predicted)
-        if result.status != "infeasible":
+            return ShortAnswer("found", chosen, "short", done, predicted)
+        if result.status != INFEASIBLE:
             return ShortAnswer("open", None, budget.halt_reason() or "undecided", done, predicted)
-    return ShortAnswer("refuted", None, "short", plan.count, predicted)
+    return ShortAnswer("refuted", None, "short", done, predicted)

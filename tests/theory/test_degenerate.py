@@ -24,13 +24,14 @@ from reference import rank_question_brute, section_7_reference
 from indexset.budget import TIME_LIMIT, Budget
 from indexset.exact.witness import check_forward, result_witness
 from indexset.model.instance import Instance
+from indexset.search.reduce import reduce_system
 from indexset.solver import solve
 from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.flats import levels_of
 from indexset.theory.lowrank import PRIME, RankQuestion, decide_rank, det_mod, groups_of, meet_plans, rank_bound
 from indexset.theory.nondegeneracy import find_degeneracy
-from indexset.theory.shortside import entry_bounds, short_plan, short_vectors
+from indexset.theory.shortside import direction_system, entry_bounds, shared_kernel, short_plan, short_vectors
 
 
 def low_precision(rng, d, n, bound, biases=False, activation="relu"):
@@ -528,3 +529,30 @@ def test_the_short_side_stops_when_its_predicted_time_exceeds_the_limit():
         assert short["seconds"] > 0.5  # more than the time left after the probe, which took part of the second
     else:
         assert answer.how == TIME_LIMIT
+
+
+def test_the_shared_kernel_gives_each_direction_its_whole_integer_kernel():
+    """Where Φ maps onto Z^{d·w}, every direction's kernel basis built from Φ's spans the same lattice as
+    reduce_system's basis of that system (equal Hermite normal forms), and its z0 solves the system."""
+    rng = np.random.default_rng(31)
+    checked = 0
+    for _ in range(40):
+        d, w, m = int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(10, 16))
+        question = RankQuestion([[int(v) for v in row] for row in rng.integers(-3, 4, size=(d, w))],
+                                [tuple(int(v) for v in rng.integers(-2, 3, size=d)) for _ in range(m)],
+                                [tuple(int(v) for v in rng.integers(-2, 3, size=w)) for _ in range(m)], 1)
+        shared = shared_kernel(question)
+        if shared is None:
+            continue
+        plan = short_plan(question)
+        directions = [(None, "column")] + [(a, "column") for a in short_vectors(plan.a_limits)][:3] + [(b, "row") for b in short_vectors(plan.b_limits)][:3]
+        for vector, side in directions:
+            system = direction_system(question, vector, side)
+            built = shared.reduction(question, vector, side)
+            reference = reduce_system(system.M, system.t)
+            assert built.kernel.shape == reference.kernel.shape
+            hnf = [flint.fmpz_mat([[int(v) for v in column] for column in basis.T]).hnf() for basis in (built.kernel, reference.kernel)]
+            assert hnf[0] == hnf[1]
+            assert all(sum(int(system.M[r, k]) * int(built.z0[k]) for k in range(m)) == int(system.t[r]) for r in range(system.m))
+            checked += 1
+    assert checked >= 20
