@@ -12,7 +12,7 @@ X_a·B(z) = 0 (columns in span a), every short b the system B(z)·X_bᵀ = 0
 iff one of these systems does.
 
 All the systems share one map, z ↦ vec(Σ_k z_k e_k r_kᵀ). When it sends
-Z^m onto Z^{d·w} (:class:`SharedKernel`, MATH.md §7.7), each system's
+Z^m onto Z^{d·w} (:class:`SharedKernel`, MATH.md Lemma 7.7f), each system's
 integer kernel and a solution follow from that map's kernel and a right
 inverse, so the lattice engine starts from them; otherwise each system is
 reduced on its own by :func:`~indexset.search.decide.decide_system`.
