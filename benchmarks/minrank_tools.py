@@ -27,7 +27,9 @@ itself predicts the same way, from its first systems). Prints each
 tool's status and seconds (CP-SAT's branches and conflicts; with
 ``FEASIBLE`` the chosen terms). ``short`` decides the systems themselves,
 as the decision does, for ``--part k/K`` (K processes, one share each),
-under ``--seconds``, and prints the answer as JSON.
+under ``--seconds``, and prints the answer as JSON. ``planes`` runs the
+decision's complete pass over level u = 2 alone (its 0/1 sub-cases), which
+the decision leaves to its probe once level 0 is open.
 
 Usage::
 
@@ -158,6 +160,35 @@ def short_part(question, part: tuple, seconds: float) -> None:
     )
 
 
+def planes(instance: indexset.Instance) -> None:
+    """The decision's complete pass over level u = 2 alone (every plane a 0/1 sub-case), which it leaves to its probe once level 0 is open."""
+    import math
+
+    from indexset.theory.canonical import classes_of
+
+    _, classes = classes_of(instance)
+    data = flats.class_data(classes)
+    top = flats._rank_of(data.lines, data.d)
+    level = flats.Level(2, (data.spare - 2) // 2, math.comb(len(set(data.lines)), 2))
+    began = time.perf_counter()
+    plan = flats._run_level(data, level, flats._flat_bases(data, 2, top), Budget.of(), DegenerateTuning())
+    print(
+        json.dumps(
+            {
+                "levels": flats.levels_of(data.spare, top),
+                "level": 2,
+                "q": level.q,
+                "found": plan is not None,
+                "flats": level.flats,
+                "refuted": level.refuted,
+                "open": len(level.open),
+                "seconds": round(time.perf_counter() - began, 1),
+            }
+        ),
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -183,6 +214,8 @@ def main() -> None:
     tools = args.tools.split(",")
     if "boxes" in tools:
         box_systems(question, args.samples, args.seed, args.seconds)
+    if "planes" in tools:
+        planes(instance)
     if "short" in tools:
         short_part(question, tuple(int(v) for v in args.part.split("/")), args.seconds)
     if "modp" in tools:
