@@ -102,6 +102,16 @@ def random_question(rng, q, most_terms=8):
     return RankQuestion([[int(v) for v in row] for row in base], columns, rows, q)
 
 
+def decided_as_brute(question, tuning: DegenerateTuning):
+    """decide_rank's answer, held to the brute force: its status, and a found z among the brute force's solutions."""
+    brute = rank_question_brute(question.base, question.columns, question.rows, question.q)
+    answer = decide_rank(question, tuning, Budget.of())
+    assert answer.status == ("found" if brute else "refuted"), (question, answer)
+    if answer.status == "found":
+        assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
+    return answer
+
+
 def test_rank_questions_match_brute_force():
     rng = np.random.default_rng(7)
     seen = {"found": 0, "refuted": 0}
@@ -124,13 +134,9 @@ def test_the_meet_in_the_middle_mod_p_matches_brute_force():
     seen = {"found": 0, "refuted": 0}
     for trial in range(160):
         question = random_question(rng, q=1 + trial % 2)
-        brute = rank_question_brute(question.base, question.columns, question.rows, question.q)
-        answer = decide_rank(question, meet_only, Budget.of())
-        assert answer.status == ("found" if brute else "refuted"), (question, answer)
-        if answer.how in ("meet",):
+        answer = decided_as_brute(question, meet_only)
+        if answer.how == "meet":
             seen[answer.status] += 1
-        if answer.status == "found":
-            assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
     assert min(seen.values()) >= 20, seen
 
 
@@ -146,13 +152,9 @@ def test_the_meet_mod_2_with_screened_matches_matches_brute_force(screens):
         question = random_question(rng, q=1 + trial % 2)
         plans = meet_plans(question, groups_of(question), screened_meet.meet_rows, screened_meet.check_weight)
         assert plans and plans[0].p == 2
-        brute = rank_question_brute(question.base, question.columns, question.rows, question.q)
-        answer = decide_rank(question, screened_meet, Budget.of())
-        assert answer.status == ("found" if brute else "refuted"), (question, answer)
+        answer = decided_as_brute(question, screened_meet)
         if answer.how == "meet":
             seen[answer.status] += 1
-        if answer.status == "found":
-            assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
     assert min(seen.values()) >= 15, seen
 
 
@@ -450,13 +452,9 @@ def test_the_short_side_systems_match_brute_force():
     seen = {"found": 0, "refuted": 0}
     for _ in range(120):
         question = random_question(rng, q=1, most_terms=13)
-        brute = rank_question_brute(question.base, question.columns, question.rows, 1)
-        answer = decide_rank(question, short_only, Budget.of())
-        assert answer.status == ("found" if brute else "refuted"), (question, answer)
+        answer = decided_as_brute(question, short_only)
         if answer.how == "short":
             seen[answer.status] += 1
-        if answer.status == "found":
-            assert tuple(int(k in answer.chosen) for k in range(len(question.columns))) in brute
     assert min(seen.values()) >= 15, seen
 
 
@@ -578,11 +576,7 @@ def test_the_short_side_from_the_shared_kernel_matches_brute_force():
         question = RankQuestion([[int(v) for v in row] for row in base], columns, rows, 1)
         if shared_kernel(question) is None or rank_bound(question) > 1:
             continue
-        brute = rank_question_brute(question.base, question.columns, question.rows, 1)
-        answer = decide_rank(question, short_only, Budget.of())
-        assert answer.status == ("found" if brute else "refuted"), (question, answer)
+        answer = decided_as_brute(question, short_only)
         if answer.how == "short":
             seen[answer.status] += 1
-        if answer.status == "found":
-            assert tuple(int(k in answer.chosen) for k in range(m)) in brute
     assert min(seen.values()) >= 5, seen
