@@ -214,10 +214,9 @@ def known_kernel(kernel_columns: list, z0: list, upper=None) -> Reduction:
     """
     n = len(z0)
     rows = flint.fmpz_mat([[int(v) for v in column] for column in kernel_columns]) if kernel_columns else flint.fmpz_mat(0, n)
-    kernel_rows = rows
     result = Reduction(n, n - len(kernel_columns), True, integer_feasible=True)
-    result.kernel = fmpz_to_object(kernel_rows.transpose()) if kernel_columns else np.zeros((n, 0), dtype=object)
-    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), kernel_rows, [1] * n if upper is None else [int(u) for u in upper])
+    result.kernel = fmpz_to_object(rows.transpose()) if kernel_columns else np.zeros((n, 0), dtype=object)
+    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), rows, [1] * n if upper is None else [int(u) for u in upper])
     return result
 
 

@@ -123,7 +123,7 @@ def _affine(instance, problems, trace: Trace, budget: Budget, seed) -> Result:
     if flips.status == FEASIBLE:
         why = (f"{theorem} (extension): flipping the (gate) pre-activations of S = {flips.index_set} cancels A and "
                "leaves no quadratic term (the theorem's 0/1 system holds exactly)")
-        return _witnessed(instance, flip_values(instance, flips.index_set), stages, (why, _SECTION[instance.act.name]), flips.index_set)
+        return _witnessed(instance, flip_values(instance, flips.index_set), stages, why, _SECTION[instance.act.name], flips.index_set)
     if not problems:
         if flips.status == INFEASIBLE:
             certificate = dict(theorem_certificate(_SECTION[instance.act.name]), system=flips.certificate)
@@ -133,7 +133,7 @@ def _affine(instance, problems, trace: Trace, budget: Budget, seed) -> Result:
     built = construct_witness(instance)
     if built is not None:
         values, how = built
-        return _witnessed(instance, values, stages, (f"Proposition D (MATH.md §8.6, extension): {how}", "MATH.md §8.6"))
+        return _witnessed(instance, values, stages, f"Proposition D (MATH.md §8.6, extension): {how}", "MATH.md §8.6")
     reason = (f"degenerate weights ({'; '.join(problems)}): no flip of {theorem} "
               f"({'none exists' if flips.status == INFEASIBLE else 'undecided'}) and no construction of MATH.md §8.6 "
               f"gives a witness, and the theorem's converse needs nondegenerate weights: absorption by {phrase(AFFINE)} "
@@ -162,15 +162,14 @@ def _impossible(instance, flips) -> str:
     return f"{head}; no S makes A' = A with no quadratic term left ({flips.reason})"
 
 
-def _witnessed(instance, values, stages, argument, index_set=None) -> Result:
-    """An absorbable verdict from a witness of the affine class, checked forward; ``argument`` is (why, the MATH.md section that builds it)."""
+def _witnessed(instance, values, stages, why, section, index_set=None) -> Result:
+    """An absorbable verdict from a witness of the affine class, checked forward; ``section``: the MATH.md section that builds it."""
     from indexset.exact.witness import block_instance, check_forward, encode_block
 
     block = block_instance(instance, values, "affine class (MATH.md §8)")
     check = check_forward(instance, block, points=64)
     if not check.ok:
         raise AssertionError(f"bug: the witness fails the forward check: {check.describe()}")
-    why, section = argument
     reason = f"{why}; witness of width n = {instance.n} among {phrase(AFFINE)}, {check.describe()}"
     certificate = {"kind": "affine_witness", "argument": section, "forward_check": check.to_json(), "witness": encode_block(values)}
     return Result(ABSORBABLE, reason, index_set=index_set, verified=True, stages=stages, engine="theorem",

@@ -245,10 +245,13 @@ class SharedKernel:
         G with Φ·G = I, exactly.
     kernel : list of list of int
         An LLL-reduced basis of the integer kernel of Φ (m − d·w vectors).
+    solution : list of int
+        −G·vec(B0), which makes B(z) = 0 and so solves every system.
     """
 
     right_inverse: np.ndarray
     kernel: list
+    solution: list
 
     def reduction(self, question, vector, side: str) -> Reduction:
         """The reduction of :func:`direction_system` (``vector``, ``side``), from Φ's kernel and right inverse.
@@ -256,8 +259,8 @@ class SharedKernel:
         Its integer kernel is {z : Φz = vec(a·βᵀ), β ∈ Z^w} for side
         ``column`` (a primitive, so integer columns in span a are integer
         multiples of a); with Φ onto, that is Φ's kernel plus
-        G·vec(a·e_jᵀ) for each j. Rows likewise. −G·vec(B0) solves every
-        system: it makes B(z) = 0.
+        G·vec(a·e_jᵀ) for each j. Rows likewise. :attr:`solution` solves
+        every system.
         """
         d, w = len(question.base), len(question.base[0])
         G = self.right_inverse
@@ -266,9 +269,7 @@ class SharedKernel:
             extra = [sum(vector[i] * G[:, i * w + j] for i in range(d)) for j in range(w)]
         elif vector is not None:
             extra = [sum(vector[j] * G[:, i * w + j] for j in range(w)) for i in range(d)]
-        base = [v for row in question.base for v in row]
-        z0 = [-sum(G[k, e] * base[e] for e in range(d * w)) for k in range(G.shape[0])]
-        return known_kernel(self.kernel + [list(column) for column in extra], z0)
+        return known_kernel(self.kernel + [list(column) for column in extra], self.solution)
 
 
 def shared_kernel(question) -> SharedKernel | None:
@@ -304,7 +305,8 @@ def shared_kernel(question) -> SharedKernel | None:
     # few vectors each system adds to the kernel are short and its LLL is quick.
     shift = np.rint(np.linalg.lstsq(K.T.astype(np.float64), right_inverse.astype(np.float64), rcond=None)[0]).astype(np.int64)
     right_inverse = right_inverse - K.T.dot(shift.astype(object))
-    return SharedKernel(right_inverse, K.tolist())
+    base = np.array([v for row in question.base for v in row], dtype=object)
+    return SharedKernel(right_inverse, K.tolist(), [-int(v) for v in right_inverse.dot(base)])
 
 
 def _decide(question, shared: SharedKernel | None, direction: tuple, tuning: DegenerateTuning, budget: Budget):
