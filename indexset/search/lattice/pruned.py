@@ -75,13 +75,16 @@ class _Pass(NamedTuple):
 
     ``most_seconds``: with trials to follow, the pass is put off until
     after them when its walk is predicted longer than this, and when it
-    walks longer; a pass put off has none.
+    walks longer (or longer than ``linear_trials_worth`` trials); a pass
+    put off has none. ``trial_began``: for an extreme-pruning trial, the
+    ``time.perf_counter()`` value at which its basis began (None: no trial).
     """
 
     lattice: Lattice
     bound2: np.ndarray | None = None
     limit: int | None = None
     most_seconds: float | None = None
+    trial_began: float | None = None
 
 
 def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trials: Trials | None = None,
@@ -106,8 +109,10 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         Fresh bases under an extreme pruning profile, walked once the
         linear passes are done. Linear passes predicted longer than
         ``linear_share_with_trials`` of ``seconds``, or that walk longer,
-        wait until the trials are over (or walk in their place when the
-        profile cannot be computed).
+        or longer than ``linear_trials_worth`` trials, wait until the
+        trials are over (or walk in their place when the profile cannot
+        be computed). With several workers the linear passes take all
+        threads but one, and the trials that one from the start.
     found : threading.Event, optional
         Set when these passes find a solution, and ends them when set
         elsewhere (passes running beside them, :class:`Beside`).
@@ -167,7 +172,7 @@ def _walk_passes(job: Job, queues: list, budget, found: threading.Event, workers
 
     Thread k takes its passes from queue k modulo their number first, then from the others, then the trials.
     """
-    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials)
+    passes = _Passes(job, [collections.deque(queue) for queue in queues], budget, found, trials, workers)
     threads = [threading.Thread(target=passes.work, args=(None, k), name=f"indexset-pruned-{k}") for k in range(1, max(1, int(workers)))]
     for thread in threads:
         thread.start()
@@ -196,8 +201,8 @@ def _walk_seconds(job: Job, lattice: Lattice, bound2: np.ndarray) -> float:
 class _Passes:
     """The queues of incomplete passes that :func:`pruned_passes` and :func:`discrepancy_passes` hand to their threads, and their results."""
 
-    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None) -> None:
-        self.job, self.queues, self.budget, self.found, self.trials = job, queues, budget, found, trials
+    def __init__(self, job: Job, queues: list, budget, found: threading.Event, trials: Trials | None, workers: int = 1) -> None:
+        self.job, self.queues, self.budget, self.found, self.trials, self.workers = job, queues, budget, found, trials, workers
         self.lock = threading.Lock()
         self.running = []
         self.passes = self.nodes = 0
@@ -205,6 +210,9 @@ class _Passes:
         self.solutions, self.failures = [], []
         self.put_off = collections.deque()  # linear passes predicted too long to walk before the trials, or stopped at their share
         self.outrun = 0  # passes stopped at their share
+        self.before_trials = {}  # linear passes walking ahead of the trials: their stop event -> when they started
+        self.ahead = 0  # threads taken by linear passes ahead of the trials (walking, or being estimated)
+        self.trial_seconds = []  # each trial's seconds, its basis and its walk
         self.reporter = Reporter(job.progress)
 
     def work(self, on_chunk=None, thread: int = 0) -> None:
@@ -214,12 +222,23 @@ class _Passes:
                 task = self._next(thread)
                 if task is None:
                     return
-                run = Run(self.job.system, task.lattice, False, self.budget.within(task.most_seconds), self.job.tuning, bound2=task.bound2, limit=task.limit)
+                budget, ahead = self.budget.within(task.most_seconds), None
+                if task.most_seconds is not None:
+                    ahead = threading.Event()
+                    budget = budget.also_stopped_by(ahead)
+                run = Run(self.job.system, task.lattice, False, budget, self.job.tuning, bound2=task.bound2, limit=task.limit)
                 with self.lock:
                     self.running.append(run)
+                    if ahead is not None:
+                        self.before_trials[ahead] = time.perf_counter()
                 ended = run.drive(run.new_walk(), task.lattice.D, -1, progress=on_chunk)
                 with self.lock:
                     self.running.remove(run)
+                    if ahead is not None:
+                        del self.before_trials[ahead]
+                        self.ahead -= 1
+                    if task.trial_began is not None and ended:
+                        self._trial_ended(time.perf_counter() - task.trial_began)
                     self.passes, self.nodes = self.passes + 1, self.nodes + run.nodes
                     if not (ended or run.solutions or task.most_seconds is None or self.budget.expired()):  # it outran its share
                         self.outrun += 1
@@ -243,25 +262,57 @@ class _Passes:
         start at once), and put off when predicted longer. One admitted
         stops at the same share: Knuth's estimate is heavy-tailed, and a
         pass it puts far too low would hold the trials back for as long as
-        it walks.
+        it walks. It stops too once it has walked ``linear_trials_worth``
+        times the trials' mean seconds (:meth:`_trial_ended`).
         """
         while True:
             with self.lock:
                 if self.budget.expired():
                     return None
-                task = self._queued(thread)
+                task = None if self._trials_hold_the_last_thread() else self._queued(thread)
+                if task is not None and task.most_seconds is not None:
+                    self.ahead += 1
             if task is None:
                 break
             if task.most_seconds is None or _walk_seconds(self.job, task.lattice, task.bound2) <= task.most_seconds:
                 return task
             with self.lock:
+                self.ahead -= 1
                 self.put_off.append(task._replace(most_seconds=None))
         if self.trials is not None and self.trials.ready():
+            began = time.perf_counter()
             trial = self.trials.next(self.budget)  # outside the lock: a fresh basis takes a BKZ reduction
             if trial is not None:
-                return _Pass(*trial)
+                return _Pass(*trial, trial_began=began)
+        if self.trials is not None and self.trials.failed and any(self.queues):
+            return self._next(thread)  # no profile: the queued passes walk on every thread, as without trials
         with self.lock:  # the trials are over (or there are none): the long linear passes, while time is left
             return self.put_off.popleft() if self.put_off and not self.budget.expired() else None
+
+    def _trials_hold_the_last_thread(self) -> bool:
+        """Whether this thread leaves the queued linear passes to the trials (under the lock).
+
+        With trials to follow and two threads or more, the linear passes
+        ahead of them take all threads but one, so that trials walk beside
+        them from the start and measure what they cost
+        (:meth:`_trial_ended`); one thread walks them all.
+        """
+        trials = self.trials
+        return trials is not None and not trials.failed and self.workers > 1 and self.ahead >= self.workers - 1
+
+    def _trial_ended(self, seconds: float) -> None:
+        """Count a trial walked to its end; stop the linear passes ahead of the trials that have walked ``linear_trials_worth`` trials (under the lock).
+
+        The trials beside them measure what a chance of success costs on
+        this lattice: a linear pass that has found nothing in the time of
+        several trials waits until they are over, whatever its prediction.
+        """
+        self.trial_seconds.append(seconds)
+        most = self.job.tuning.linear_trials_worth * sum(self.trial_seconds) / len(self.trial_seconds)
+        now = time.perf_counter()
+        for ahead, started in self.before_trials.items():
+            if now - started > most:
+                ahead.set()
 
     def _queued(self, thread: int) -> _Pass | None:
         """The next queued pass, the thread's own queue first (under the lock)."""
