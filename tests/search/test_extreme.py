@@ -97,7 +97,7 @@ def test_a_linear_pass_that_walks_past_its_share_waits_until_the_trials_are_over
     assert facts.get("outrun", 0) == (1 if share < 1 else 0)
 
 
-def passes_until_two_trials(pruning_slacks, worth, seconds=60.0):
+def passes_until_two_trials(pruning_slacks, worth, hold_a_thread=False, seconds=60.0):
     """Linear passes of a lattice with no solution (slacks of 10⁹: the whole radius at every level, long walks), then trials, on two threads, stopped once two trials have ended."""
     system = build_system(construct.random(d=3, n=80, range=30, seed=1))
     reduction, basis = reduced_lattice(system)
@@ -109,7 +109,8 @@ def passes_until_two_trials(pruning_slacks, worth, seconds=60.0):
 
     tuning = replace(KERNEL_WALK, linear_share_with_trials=1e9, linear_trials_worth=worth, pruning_slacks=pruning_slacks)
     job = replace(trials_job(system, reduction, tuning, seed=1, progress=report), budget=Budget.of(seconds, stop=stop))
-    found, facts = lattice.pruned_passes(job, [basis], seconds=seconds, workers=2, trials=lattice.Trials(job, basis))
+    trials = lattice.Trials(job, basis, hold_a_thread=hold_a_thread)
+    found, facts = lattice.pruned_passes(job, [basis], seconds=seconds, workers=2, trials=trials)
     assert found == [] and facts["trials"] >= 2 and stop.is_set()
     return facts
 
@@ -123,11 +124,13 @@ def test_a_linear_pass_beside_the_trials_waits_once_it_has_walked_their_worth(wo
     assert facts.get("outrun", 0) == (1 if worth == 0.0 else 0)
 
 
-def test_the_linear_passes_ahead_of_the_trials_leave_them_a_thread():
-    # Two long linear passes and two threads: one walks the first pass, the other the trials from the
-    # start; the second pass never starts before the stop (passes counts the walks that ended or were stopped).
-    facts = passes_until_two_trials((1e9, 1e9), float("inf"))
-    assert facts["passes"] - facts["trials"] == 1 and facts.get("outrun", 0) == 0
+@pytest.mark.parametrize("hold_a_thread", [False, True])
+def test_trials_that_hold_a_thread_walk_beside_the_linear_passes_from_the_start(hold_a_thread):
+    # Two long linear passes and two threads. Trials that hold a thread walk on one from the start, and
+    # the second pass never starts before the stop; otherwise both passes walk first, to their ends, and
+    # the trials follow (passes counts the walks that ended or were stopped).
+    facts = passes_until_two_trials((1e9, 1e9), float("inf"), hold_a_thread)
+    assert facts["passes"] - facts["trials"] == (1 if hold_a_thread else 2) and facts.get("outrun", 0) == 0
 
 
 def test_trials_without_a_solution_to_find_report_none_and_run_until_stopped():

@@ -333,7 +333,7 @@ def _pruned_first(job: Job, choice: Choice, trace: Trace, workers: int, beside: 
         beside.halt()
     predicted = choice.predicted_seconds(job)
     hopeless = predicted >= job.tuning.extreme_from_seconds
-    trials = Trials(job, choice.lattice) if hopeless else None
+    trials = Trials(job, choice.lattice, hold_a_thread=predicted >= job.tuning.trials_hold_a_thread_beyond) if hopeless else None
     found, facts = pruned_passes(job, choice.bases, passes_seconds(job, predicted, hopeless), workers, trials=trials,
                                  found=None if beside is None else beside.found)
     trace.note(pruned=facts)

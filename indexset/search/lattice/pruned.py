@@ -111,8 +111,9 @@ def pruned_passes(job: Job, bases: list, seconds: float, workers: int = 1, trial
         ``linear_share_with_trials`` of ``seconds``, or that walk longer,
         or longer than ``linear_trials_worth`` trials, wait until the
         trials are over (or walk in their place when the profile cannot
-        be computed). With several workers the linear passes take all
-        threads but one, and the trials that one from the start.
+        be computed). With several workers and trials that hold a thread,
+        the linear passes take all threads but one, and the trials that
+        one from the start.
     found : threading.Event, optional
         Set when these passes find a solution, and ends them when set
         elsewhere (passes running beside them, :class:`Beside`).
@@ -292,13 +293,14 @@ class _Passes:
     def _trials_hold_the_last_thread(self) -> bool:
         """Whether this thread leaves the queued linear passes to the trials (under the lock).
 
-        With trials to follow and two threads or more, the linear passes
-        ahead of them take all threads but one, so that trials walk beside
-        them from the start and measure what they cost
-        (:meth:`_trial_ended`); one thread walks them all.
+        With trials that hold a thread (a complete walk predicted past
+        ``trials_hold_a_thread_beyond``) and two threads or more, the
+        linear passes ahead of them take all threads but one, so that
+        trials walk beside them from the start and measure what they cost
+        (:meth:`_trial_ended`).
         """
         trials = self.trials
-        return trials is not None and not trials.failed and self.workers > 1 and self.ahead >= self.workers - 1
+        return trials is not None and trials.hold_a_thread and not trials.failed and self.workers > 1 and self.ahead >= self.workers - 1
 
     def _trial_ended(self, seconds: float) -> None:
         """Count a trial walked to its end; stop the linear passes ahead of the trials that have walked ``linear_trials_worth`` trials (under the lock).
@@ -422,15 +424,17 @@ class Trials:
     Trial k's basis is the lattice's input vectors in an order drawn from
     ``(seed, k)``, reduced as the default basis is (LLL, then BKZ), so the
     trials are different trees, and each is reproducible unless a time
-    limit cuts its reduction short. The profile
+    limit cuts its reduction short. With ``hold_a_thread`` they keep a
+    thread of their own from the start, beside the linear passes ahead of
+    them (:func:`pruned_passes`). The profile
     (:func:`indexset.search.lattice.extreme.extreme_profile`, relative to the
     radius, so one serves every basis of the lattice) is computed on the
     first basis in a child process from :meth:`start`; :meth:`ready` waits
     for it before the first trial.
     """
 
-    def __init__(self, job: Job, lattice: Lattice, first_trial: int = 0) -> None:
-        self.job, self.first = job, lattice
+    def __init__(self, job: Job, lattice: Lattice, first_trial: int = 0, hold_a_thread: bool = False) -> None:
+        self.job, self.first, self.hold_a_thread = job, lattice, hold_a_thread
         self.pending, self.coefficients, self.failed = None, None, False
         self.taken = first_trial  # the index of the next trial: trials of an earlier stage are not walked again
         self.walked = self.unusable_in_a_row = 0

@@ -62,6 +62,7 @@ class LatticeTuning:
     extreme_max_seconds: float = 600.0  # most seconds of the passes with trials.
     linear_share_with_trials: float = 0.1  # with trials to follow, a linear pass predicted longer than this share of the passes' time, or walking longer, waits until they are over.
     linear_trials_worth: float = 4.0  # ... and one walking beside trials waits too once it has walked this many times their mean seconds (a trial's basis and walk).
+    trials_hold_a_thread_beyond: float = 1e5  # predicted complete-walk seconds beyond which the trials take a thread from the start, beside the linear passes ahead of them.
     max_unusable_in_a_row: int = 3  # trial bases in a row that cannot be searched after which the trials stop.
     trial_probability: float = 0.05  # success probability of one trial by fpylll's pruning model.
     trials_beside_share: float = 0.25  # first solution: trials walk on one thread beside the complete walk for at most this share of its predicted seconds (0: never) ...
