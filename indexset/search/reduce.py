@@ -189,7 +189,7 @@ def _lattice(matrix: flint.fmpz_mat, rhs: flint.fmpz_mat, result: Reduction, upp
         a = flint.fmpz_mat(1, len(nonzero), [int(v) for v in coordinates])
         z0 = [int(v) for v in (a * fmpz_matrix(transform_rows[nonzero])).entries()]
     result.integer_feasible = True
-    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows, [1] * n if upper is None else [int(u) for u in upper])
+    result.z0 = _toward_box_centre(np.array(z0, dtype=object), kernel_rows, upper)
 
 
 def known_kernel(kernel_columns: list, z0: list, upper=None) -> Reduction:
@@ -216,12 +216,12 @@ def known_kernel(kernel_columns: list, z0: list, upper=None) -> Reduction:
     rows = flint.fmpz_mat([[int(v) for v in column] for column in kernel_columns]) if kernel_columns else flint.fmpz_mat(0, n)
     result = Reduction(n, n - len(kernel_columns), True, integer_feasible=True)
     result.kernel = fmpz_to_object(rows.transpose()) if kernel_columns else np.zeros((n, 0), dtype=object)
-    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), rows, [1] * n if upper is None else [int(u) for u in upper])
+    result.z0 = _toward_box_centre(np.array([int(v) for v in z0], dtype=object), rows, upper)
     return result
 
 
-def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper: list[int]) -> np.ndarray:
-    """Move z0 by a kernel vector close to the centre u/2 of the box.
+def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper=None) -> np.ndarray:
+    """Move z0 by a kernel vector close to the centre u/2 of the box (``upper``: its upper ends u; None: the 0/1 box).
 
     z0 − K·round(K⁺(z0 − u/2)) is still an integer solution (K y is in the
     kernel); keeping it near the box makes kernel coordinates small.
@@ -229,6 +229,7 @@ def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper: list[
     k, n = kernel_rows.nrows(), kernel_rows.ncols()
     if k == 0:
         return z0
+    upper = [1] * n if upper is None else [int(u) for u in upper]
     kq = flint.fmpq_mat(kernel_rows)
     shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - u, 2) for v, u in zip(z0, upper)])
     y = (kq * kq.transpose()).solve(kq * shifted)
