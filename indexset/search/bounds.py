@@ -23,6 +23,7 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.rational import as_fraction, fraction_rows
+from indexset.search.system import upper_ends
 from indexset.search.tuning import DEFAULT as TUNING
 
 
@@ -77,7 +78,7 @@ def kernel_bounds(z0: np.ndarray, K: np.ndarray, *, budget: Budget | None = None
     if k == 0:
         return []
     z0_int = [int(v) for v in z0]
-    bounds_u = [1] * n if upper is None else [int(u) for u in upper]
+    bounds_u = upper_ends(upper, n)
     kq, gram_inverse = _exact_projector(K)
     Kf = K.astype(np.float64)
     z0f = np.array(z0_int, dtype=np.float64)

@@ -21,6 +21,7 @@ import numpy as np
 
 from indexset.rational import fmpz_matrix, fmpz_to_object, fraction_rows
 from indexset.result import FEASIBLE, INFEASIBLE, Result
+from indexset.search.system import upper_ends
 
 
 @dataclass
@@ -229,7 +230,7 @@ def _toward_box_centre(z0: np.ndarray, kernel_rows: flint.fmpz_mat, upper=None) 
     k, n = kernel_rows.nrows(), kernel_rows.ncols()
     if k == 0:
         return z0
-    upper = [1] * n if upper is None else [int(u) for u in upper]
+    upper = upper_ends(upper, n)
     kq = flint.fmpq_mat(kernel_rows)
     shifted = flint.fmpq_mat(n, 1, [flint.fmpq(2 * int(v) - u, 2) for v, u in zip(z0, upper)])
     y = (kq * kq.transpose()).solve(kq * shifted)

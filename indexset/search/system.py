@@ -76,7 +76,7 @@ class System:
 
     def bounds(self) -> list[int]:
         """Every u_j."""
-        return [1] * self.n if self.upper is None else [int(u) for u in self.upper]
+        return upper_ends(self.upper, self.n)
 
     def values(self, solution) -> list[int]:
         """The value of every unknown in a solution (a support of a 0/1 system, values of a bounded one)."""
@@ -140,6 +140,11 @@ class System:
         if self.slack is None:
             return all(int(v) == 0 for v in residual)
         return all(abs(int(r)) <= int(s) for r, s in zip(residual, self.slack))
+
+
+def upper_ends(upper, n: int) -> list[int]:
+    """The upper bound u_j of each of ``n`` unknowns as Python ints (``upper`` None: every u_j = 1, a 0/1 system)."""
+    return [1] * n if upper is None else [int(u) for u in upper]
 
 
 def bounded(upper) -> np.ndarray | None:

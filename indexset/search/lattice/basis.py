@@ -34,7 +34,7 @@ from indexset.native import enumerate as native
 from indexset.search import bkz
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.reduce import Reduction
-from indexset.search.system import System
+from indexset.search.system import System, upper_ends
 
 MARGIN = 1e-7
 """Absolute slack added to every float pruning bound. Gram–Schmidt data of a
@@ -304,7 +304,7 @@ def build_lattice(reduction: Reduction, bkz_block: int = 0, embedding: str = "cv
         rows = _reduce_rows(_permuted(_embedding_rows(reduction), shuffle), bkz_block, budget, tuning)
         lattice = Lattice(_columns(rows), np.zeros(n + 1, dtype=object), n, True)
     elif embedding in ("cvp", "homogeneous"):
-        bounds = [1] * n if upper is None else [int(u) for u in upper]
+        bounds = upper_ends(upper, n)
         scale = box_scales(bounds)
         K = reduction.kernel
         rows = flint.fmpz_mat([[2 * scale[i] * int(K[i, j]) for i in range(n)] for j in range(K.shape[1])])
