@@ -110,16 +110,18 @@ def determined_l1(value, limit):
     return np.rint(np.abs(value)) * (limit - DETERMINED_SLACK)
 
 
-@kernel(reorder_sums=True)
+@kernel(reorder_sums=True, inline=True)
 def advance_l1(W, bstar, i, diff, width):
     """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm (the 0/1 box: every h_r = 1).
 
     In W's precision: float64, or float32 when the tree's margins cover its
     error (``diff`` is rounded to it first). The sum may be added up in
-    any order (the kernel is compiled with reassociation, so it
-    vectorises); its error is at most about N·u of the sum (u the unit
-    roundoff), inside the Hölder test's margin (MATH.md §6.1). Each W[i, r]
-    is computed exactly as written (no fused multiply–add).
+    any order (this kernel and every walk it is inlined into are compiled
+    with reassociation, so it vectorises); its error is at most about N·u
+    of the sum (u the unit roundoff), inside the Hölder test's margin
+    (MATH.md §6.1). Each W[i, r] is computed exactly as written (no fused
+    multiply–add). Numba inlines it into the walks, which then pay no call
+    for it (BENCHMARKS.md, "The W update and its ℓ1 sum").
     """
     step = W.dtype.type(diff)
     total = W.dtype.type(0.0)
@@ -135,8 +137,9 @@ def advance_weighted_l1(W, bstar, i, diff, width, weight):
     """:func:`advance_l1` for a box of half-widths ``weight`` (h_r): the ℓ1 norm ``Σ h_r·|W_i[r]|`` of cut 4.
 
     A kernel of its own, which the walks call when the box is not the 0/1
-    one: one loop with a branch on the box cost the 0/1 walk a third of
-    its speed (BENCHMARKS.md, "The kernel's records").
+    one: one loop with a branch on the box slowed the 0/1 walk (BENCHMARKS.md,
+    "The kernel's records"). It is not inlined: inlined beside
+    :func:`advance_l1`, it took back what inlining that one gained.
     """
     step = W.dtype.type(diff)
     total = W.dtype.type(0.0)
@@ -233,11 +236,15 @@ def _enter_level(i, tree, walk):
     walk.dn[i] = m - 1
 
 
-@kernel
+@kernel(reorder_sums=True)
 def _child(i, xi, tree, walk):
     """Whether the child x_i = xi of the current node passes cuts 6 and 4; forms its W_i and fixed ℓ1 norm when it does.
 
-    Cold paths only, like :func:`_enter_level`.
+    Cold paths only, like :func:`_enter_level`. Compiled with
+    reassociation, as :func:`enumerate_box` is, so that its ℓ1 sum is
+    formed alike; the fixed ℓ1 norm is set before the Hölder test, so that
+    :func:`start_below`, which replays a prefix the walk passed, rebuilds
+    it whatever the sum's last bits.
     """
     W, bstar, det_start, det_limit = walk.W, tree.bstar, tree.det_start, tree.det_limit
     diff = xi - walk.ctr[i]
@@ -251,11 +258,9 @@ def _child(i, xi, tree, walk):
         s1 = advance_l1(W, bstar, i, diff, det_start[i + 1]) + walk.fixed_l1[i + 1]
     else:
         s1 = advance_weighted_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
-    s2 = walk.lpart[i + 1] + diff * diff * tree.rr[i] + tree.cperp2
-    if not holder_ok(s1, s2, tree.tol, tree.tol_abs):
-        return False
     walk.fixed_l1[i] = walk.fixed_l1[i + 1] + fixed
-    return True
+    s2 = walk.lpart[i + 1] + diff * diff * tree.rr[i] + tree.cperp2
+    return holder_ok(s1, s2, tree.tol, tree.tol_abs)
 
 
 @kernel
@@ -269,9 +274,14 @@ def _fix(i, xi, tree, walk):
         walk.stale[i - 1] = i
 
 
-@kernel
+@kernel(reorder_sums=True)
 def enumerate_box(tree, walk, floor, split, budget, limit=None):
     """Run the enumeration for at most ``budget`` nodes.
+
+    Compiled with reassociation, so that the ℓ1 sum inlined into it
+    vectorises; its other float expressions have a few terms each, and any
+    order of them moves their values by a few units in the last place, far
+    inside the margins of the cuts (MATH.md §6.1).
 
     Parameters
     ----------
