@@ -20,7 +20,7 @@ import argparse
 import numpy as np
 
 from indexset.search.lattice import extreme
-from indexset.search.lattice.basis import MARGIN, build_lattice
+from indexset.search.lattice.basis import build_lattice
 from indexset.search.lattice.tuning import DEFAULT
 from indexset.search.lattice.walk import estimate_nodes
 from indexset.search.reduce import reduce_system
@@ -43,7 +43,7 @@ def main() -> None:
         if coefficients is None:
             print(f"p = {p}: no profile (the Pruner failed)")
             continue
-        bound2 = np.minimum(radius2, radius2 * coefficients + MARGIN)
+        bound2 = extreme.profile_bounds(radius2, coefficients)
         nodes = [estimate_nodes(lattice, DEFAULT.walk_probes, seed, bound2) for seed in range(args.seeds)]
         print(f"p = {p}: one trial {' '.join(f'{n:.3g}' for n in nodes)} nodes, per success {np.median(nodes) / p:.3g}")
 

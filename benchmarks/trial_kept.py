@@ -40,7 +40,6 @@ from fpylll import Pruning
 
 from indexset.search.decide import decide_system
 from indexset.search.lattice import extreme
-from indexset.search.lattice.basis import MARGIN
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.tuning import DEFAULT
 from indexset.search.reduce import reduce_system
@@ -98,7 +97,7 @@ def main() -> None:
 
 def _row(name: str, p: float, coefficients: np.ndarray, trials: list, norms: list, radius2: float, basis_nodes: float) -> dict:
     """Kept shares and the model's costs of one profile over the trial bases."""
-    bound2 = np.minimum(radius2, radius2 * coefficients + MARGIN)
+    bound2 = extreme.profile_bounds(radius2, coefficients)
     kept = np.array([(tails <= bound2[None, :]).all(axis=1) for tails in norms])  # (bases, solutions)
     costs = [Pruning.Pruner(radius2, basis_nodes, [list(map(float, t.data.rr))], p,
                             metric=Pruning.PROBABILITY_OF_SHORTEST).single_enum_cost(list(map(float, coefficients))) for t in trials]

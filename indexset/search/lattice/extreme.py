@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from indexset.search.lattice.basis import MARGIN
+
 _CHILD = """
 import json, sys
 from fpylll import Pruning
@@ -97,6 +99,17 @@ class PendingProfile:
             self.child.kill()
         if self.child is not None:
             self.child.wait()
+
+
+def profile_bounds(radius2: float, coefficients: np.ndarray) -> np.ndarray:
+    """The per-level bounds of a pruning profile: ``radius2 · coefficients[i]`` plus the search's margin, at most ``radius2``.
+
+    ``coefficients[i]`` is level i's bound over ``radius2`` (from
+    :func:`extreme_profile`, or a linear profile); the margin is the one
+    every complete walk's bound carries (MATH.md §6.1), so a coefficient
+    of 1 gives the complete walk's bound.
+    """
+    return np.minimum(radius2, radius2 * coefficients + MARGIN)
 
 
 def extreme_profile(rr: np.ndarray, radius2: float, basis_nodes: float, probability: float, seconds: float) -> np.ndarray | None:

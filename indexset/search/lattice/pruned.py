@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from indexset.search.lattice import extreme
-from indexset.search.lattice.basis import MARGIN, Lattice
+from indexset.search.lattice.basis import Lattice
 from indexset.search.lattice.job import Job
 from indexset.search.lattice.walk import NAME, Run, estimate_nodes
 from indexset.trace import Reporter
@@ -45,9 +45,8 @@ def pruning_profile(lattice: Lattice, slack: float) -> np.ndarray:
     using extreme pruning", EUROCRYPT 2010). A walk under it is
     incomplete: it may miss solutions, never invent one.
     """
-    D, radius2 = lattice.D, lattice.data.radius2
-    fixed = D - np.arange(D)
-    return np.minimum(radius2, radius2 * (1.0 + slack) * fixed / D + MARGIN)
+    D = lattice.D
+    return extreme.profile_bounds(lattice.data.radius2, (1.0 + slack) * (D - np.arange(D)) / D)
 
 
 def passes_seconds(job: Job, predicted: float, hopeless: bool, share: float | None = None) -> float:
@@ -475,8 +474,7 @@ class Trials:
                 self.unusable_in_a_row = 0 if usable else self.unusable_in_a_row + 1
                 self.walked += usable
             if usable:
-                radius2 = lattice.data.radius2
-                return lattice, np.minimum(radius2, radius2 * self.coefficients + MARGIN)
+                return lattice, extreme.profile_bounds(lattice.data.radius2, self.coefficients)
 
     def facts(self) -> dict:
         """Trials walked and the success probability of one by the pruning model (nothing when the profile could not be computed)."""
