@@ -28,7 +28,7 @@ import numpy as np
 from .config import kernel
 from .tree import LEAVES, LEVEL, NODES, PHASE, RETURNED, SOLUTIONS, Tree, Walk, new_walk
 
-__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "advance_l1", "advance_weighted_l1", "coordinate_window", "determined_l1", "determined_ok", "enumerate_box",
+__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "advance_l1", "coordinate_window", "determined_l1", "determined_ok", "enumerate_box",
            "estimate_tree", "holder_ok", "integers_in", "leaf_ok", "nearest_when_none", "new_walk", "start_below", "window"]
 
 RUNNING = 0
@@ -111,35 +111,20 @@ def determined_l1(value, limit):
 
 
 @kernel(reorder_sums=True, inline=True)
-def advance_l1(W, bstar, i, diff, width):
-    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its ℓ1 norm (the 0/1 box: every h_r = 1).
+def advance_l1(W, bstar, i, diff, width, weight):
+    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its weighted ℓ1 norm ``Σ h_r·|W_i[r]|`` (cut 4).
 
-    In W's precision: float64, or float32 when the tree's margins cover its
-    error (``diff`` is rounded to it first). The sum may be added up in
-    any order (this kernel and every walk it is inlined into are compiled
-    with reassociation, so it vectorises); its error is at most about N·u
-    of the sum (u the unit roundoff), inside the Hölder test's margin
-    (MATH.md §6.1). Each W[i, r] is computed exactly as written (no fused
-    multiply–add). Numba inlines it into the walks, which then pay no call
-    for it (BENCHMARKS.md, "The W update and its ℓ1 sum").
-    """
-    step = W.dtype.type(diff)
-    total = W.dtype.type(0.0)
-    for r in range(width):
-        value = W[i + 1, r] + step * bstar[i, r]
-        W[i, r] = value
-        total += abs(value)
-    return total
-
-
-@kernel(reorder_sums=True)
-def advance_weighted_l1(W, bstar, i, diff, width, weight):
-    """:func:`advance_l1` for a box of half-widths ``weight`` (h_r): the ℓ1 norm ``Σ h_r·|W_i[r]|`` of cut 4.
-
-    A kernel of its own, which the walks call when the box is not the 0/1
-    one: one loop with a branch on the box slowed the 0/1 walk (BENCHMARKS.md,
-    "The kernel's records"). It is not inlined: inlined beside
-    :func:`advance_l1`, it took back what inlining that one gained.
+    ``weight`` holds the box half-widths h_r (1 on every column of the 0/1
+    box, 0 on the padding). In W's precision: float64, or float32 when the
+    tree's margins cover its error (``diff`` is rounded to it first). The
+    sum may be added up in any order (this kernel and every walk it is
+    inlined into are compiled with reassociation, so it vectorises); its
+    error is at most about N·u of the sum (u the unit roundoff), inside the
+    Hölder test's margin (MATH.md §6.1). Each W[i, r] is computed exactly
+    as written (no fused multiply–add). Numba inlines it into the walks,
+    which then pay no call for it; one loop serves every box, since a
+    second, unweighted loop inlined beside it slowed the walk
+    (BENCHMARKS.md, "The W update and its ℓ1 sum").
     """
     step = W.dtype.type(diff)
     total = W.dtype.type(0.0)
@@ -254,10 +239,7 @@ def _child(i, xi, tree, walk):
         if not determined_ok(value, det_limit[r]):
             return False
         fixed += determined_l1(value, det_limit[r])
-    if tree.weight.shape[0] == 0:
-        s1 = advance_l1(W, bstar, i, diff, det_start[i + 1]) + walk.fixed_l1[i + 1]
-    else:
-        s1 = advance_weighted_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
+    s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], tree.weight) + walk.fixed_l1[i + 1]
     walk.fixed_l1[i] = walk.fixed_l1[i + 1] + fixed
     s2 = walk.lpart[i + 1] + diff * diff * tree.rr[i] + tree.cperp2
     return holder_ok(s1, s2, tree.tol, tree.tol_abs)
@@ -322,7 +304,6 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     stale, partsum = walk.stale, walk.partsum
     muT, bound2, hold, ylo, yhi, coord = tree.muT, tree.bound2, tree.hold, tree.ylo, tree.yhi, tree.coord
     rr, cperp2, tol, tol_abs = tree.rr, tree.cperp2, tree.tol, tree.tol_abs
-    unit = weight.shape[0] == 0
     D = tree.rr.shape[0]
     if istate[PHASE] == 2:
         return DONE
@@ -360,24 +341,18 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         diff = xi - ctr[i]
         # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer that must
         # lie in the box. Tested first: it reads a few entries, and a node it cuts needs no W_i.
-        fixed = float(det_start[i + 1] - det_start[i])  # the 0/1 box: each is ±1
+        fixed = 0.0
         determined = True
         for r in range(det_start[i], det_start[i + 1]):
             value = W[i + 1, r] + diff * bstar[i, r]
             if not determined_ok(value, det_limit[r]):
                 determined = False
                 break
+            fixed += determined_l1(value, det_limit[r])
         if not determined:
             continue
-        if not unit:
-            fixed = 0.0
-            for r in range(det_start[i], det_start[i + 1]):
-                fixed += determined_l1(W[i + 1, r] + diff * bstar[i, r], det_limit[r])
         # W_i where it still changes; the coordinates determined above level i add their fixed part.
-        if unit:
-            s1 = advance_l1(W, bstar, i, diff, det_start[i + 1]) + fixed_l1[i + 1]
-        else:
-            s1 = advance_weighted_l1(W, bstar, i, diff, det_start[i + 1], weight) + fixed_l1[i + 1]
+        s1 = advance_l1(W, bstar, i, diff, det_start[i + 1], weight) + fixed_l1[i + 1]
         s2 = lpart[i + 1] + diff * diff * rr[i] + cperp2
         if not holder_ok(s1, s2, tol, tol_abs):
             continue

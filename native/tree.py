@@ -96,10 +96,10 @@ det_start : ndarray of int64, shape (D + 1,)
     above i add their fixed ``h_r·|w_r|`` to the weighted ℓ1 norm (MATH.md
     §6.1, cut 6). The columns before ``det_start[0]`` are treated as
     determined nowhere.
-weight : ndarray (bstar's dtype), shape (N,) or (0,)
-    The box half-widths h_r in the float columns' order (0 on the
-    padding): the weights of the ℓ1 norm of cut 4. Empty for the 0/1 box
-    (every h_r = 1), whose sum then needs no product.
+weight : ndarray (bstar's dtype), shape (N,)
+    The box half-widths h_r in the float columns' order (1 on every
+    column of the 0/1 box, 0 on the padding): the weights of the ℓ1 norm
+    of cut 4.
 det_limit : ndarray of float64, shape (N,)
     ``h_r + 1/2`` (``DETERMINED_SLACK`` of :mod:`indexset.native.enumerate`) in the float columns' order: cut 6's bound.
 half : ndarray of int64, shape (N,)

@@ -87,7 +87,7 @@ def test_the_float32_l1_sum_is_within_its_relative_margin():
     N = 1000
     W = rng.normal(size=(2, N)).astype(np.float32)
     bstar = rng.normal(size=(1, N)).astype(np.float32)
-    total = float(kernel.advance_l1(W, bstar, 0, 0.37, N))
+    total = float(kernel.advance_l1(W, bstar, 0, 0.37, N, np.ones(N, dtype=np.float32)))
     exact = math.fsum(abs(float(value)) for value in W[0])  # the float32 entries the kernel stored, summed exactly
     relative = (N - 1) * 2.0**-24 / (1 - (N - 1) * 2.0**-24)
     assert abs(total - exact) <= relative * exact

@@ -451,7 +451,6 @@ def _float_data(lattice: Lattice) -> None:
     # The kernel's column order: the coordinates by the level that determines them, so that those
     # W_i still changes in are a prefix (MATH.md §6.1, cut 6), then the padding.
     columns = np.concatenate([order, np.arange(N, N + extra)])
-    unit = bool((half == 1.0).all())
     lattice.data = FloatData(
         muT=mu.T.copy(), rr=rr, tgt=inside / diag, ylo=ylo, yhi=yhi,
         hold=(np.abs(bstar) @ half) / rr * (1 + 1e-9) + MARGIN,
@@ -465,7 +464,7 @@ def _float_data(lattice: Lattice) -> None:
         bound2=np.full(D, radius2),  # the complete search: the radius at every level
         basis=basis.astype(np.int64) if lattice.exact else np.zeros((N, D), dtype=np.int64),
         offset=lattice.offset.astype(np.int64) if lattice.exact else np.zeros(N, dtype=np.int64),
-        weight=np.zeros(0) if unit else np.concatenate([half, np.zeros(extra)])[columns],  # empty: the 0/1 box, every h_r = 1
+        weight=np.concatenate([half, np.zeros(extra)])[columns],  # 1 on every column of the 0/1 box
         det_limit=np.concatenate([half, np.ones(extra)])[columns] + native.DETERMINED_SLACK,
         half=np.array([min(int(h), 2**62) for h in lattice.half], dtype=np.int64),  # an inexact lattice never reads it
     )

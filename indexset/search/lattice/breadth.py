@@ -164,7 +164,7 @@ def _child_data(tree, tgt, i: int, nodes: _Nodes, value):
     ok = node.determined_ok.py_func(determined, tree.det_limit[start:live]).all(axis=1)
     fixed = nodes.fixed_l1 + node.determined_l1.py_func(determined, tree.det_limit[start:live]).sum(axis=1)
     absolute = np.abs(W[:, :live])
-    s1 = (absolute.sum(axis=1) if tree.weight.shape[0] == 0 else absolute @ tree.weight[:live]) + nodes.fixed_l1
+    s1 = absolute @ tree.weight[:live] + nodes.fixed_l1
     norm2 = nodes.norm2 + diff * diff * tree.rr[i]
     ok &= node.holder_ok.py_func(s1, norm2 + tree.cperp2, tree.tol, tree.tol_abs)
     return ok, W, norm2, fixed
