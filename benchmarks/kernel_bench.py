@@ -1,7 +1,7 @@
 """The enumeration kernel alone: CPU seconds of walking one whole tree.
 
-Builds the BKZ-20 lattice of a 0/1 system file (npz, QOBLIB .dat,
-solvediophant's format) once, then walks the whole tree with
+Builds the BKZ-20 lattice of a system file (npz, QOBLIB .dat,
+solvediophant's format, with its bounds when it has them) once, then walks the whole tree with
 ``enumerate_box`` several times in one process and prints the minimum and
 every CPU time (minimum: the figure least disturbed by other work on a
 shared machine), the node count and nodes per CPU second (``--max-nodes``:
@@ -42,7 +42,7 @@ def walk_once(lattice, coord_on: bool, single: bool, budget: int = 1 << 40) -> t
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("system", help="a 0/1 system file")
+    parser.add_argument("system", help="a system file (0/1, or bounded integers)")
     parser.add_argument("--repeat", type=int, default=5, help="walks timed (after one that loads the kernel)")
     parser.add_argument("--bkz", type=int, default=20, help="BKZ block size of the basis")
     parser.add_argument("--coord", choices=("off", "on"), default="off", help="the per-coordinate bounds (default off, as the engine walks)")
@@ -50,7 +50,8 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=float, default=float(1 << 40), help="time the walk's first this many nodes only (default: the whole walk)")
     args = parser.parse_args()
     system = load_system(args.system)
-    lattice = build_lattice(reduce_system(system.M, system.t), args.bkz)
+    upper = None if system.is_binary else system.upper
+    lattice = build_lattice(reduce_system(system.M, system.t, upper=upper), args.bkz, upper=upper)
     single = args.precision == "default" and DEFAULT.single_precision
     walk_once(lattice, args.coord == "on", single, budget=1)  # loads the kernel
     times = [walk_once(lattice, args.coord == "on", single, int(args.max_nodes)) for _ in range(args.repeat)]
