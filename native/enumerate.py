@@ -223,13 +223,13 @@ def _enter_level(i, tree, walk):
 
 @kernel(reorder_sums=True)
 def _child(i, xi, tree, walk):
-    """Whether the child x_i = xi of the current node passes cuts 6 and 4; forms its W_i and fixed ℓ1 norm when it does.
+    """Whether the child x_i = xi of the current node passes cuts 6 and 4; forms its W_i and fixed ℓ1 norm whenever cut 6 passes.
 
     Cold paths only, like :func:`_enter_level`. Compiled with
-    reassociation, as :func:`enumerate_box` is, so that its ℓ1 sum is
-    formed alike; the fixed ℓ1 norm is set before the Hölder test, so that
-    :func:`start_below`, which replays a prefix the walk passed, rebuilds
-    it whatever the sum's last bits.
+    reassociation, as :func:`enumerate_box` is (the same expressions, so
+    the same regrouping allowed, MATH.md §6.1). The fixed ℓ1 norm is set
+    before the Hölder test, so that :func:`start_below`, which replays a
+    prefix the walk passed, rebuilds it whatever the sum's last bits.
     """
     W, bstar, det_start, det_limit = walk.W, tree.bstar, tree.det_start, tree.det_limit
     diff = xi - walk.ctr[i]

@@ -77,7 +77,7 @@ def test_float32_w_stays_within_its_bound_along_the_walk(which):
         exact = data.top.astype(np.float64).copy()
         for j in range(built.D - 1, level, -1):  # the path's fixed levels, from the top
             exact += (walk.x[j] - walk.ctr[j]) * data.bstar[j]
-            live = data.det_start[j + 1]  # the columns W_j was written in (the others add exactly 1 each)
+            live = data.det_start[j + 1]  # the columns W_j was written in (the others add their exact h_r·|w_r| each)
             worst = max(worst, float(np.abs(walk.W[j, :live].astype(np.float64) - exact[:live]).sum()))
     assert stops > 10 and worst <= margins[1], (stops, worst, margins)
 
