@@ -50,8 +50,7 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=float, default=float(1 << 40), help="time the walk's first this many nodes only (default: the whole walk)")
     args = parser.parse_args()
     system = load_system(args.system)
-    upper = None if system.is_binary else system.upper
-    lattice = build_lattice(reduce_system(system.M, system.t, upper=upper), args.bkz, upper=upper)
+    lattice = build_lattice(reduce_system(system.M, system.t, upper=system.upper), args.bkz, upper=system.upper)  # None: the 0/1 box
     single = args.precision == "default" and DEFAULT.single_precision
     walk_once(lattice, args.coord == "on", single, budget=1)  # loads the kernel
     times = [walk_once(lattice, args.coord == "on", single, int(args.max_nodes)) for _ in range(args.repeat)]

@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     system = load_system(args.file)
-    if system.upper is not None and any(int(u) != 1 for u in system.upper):
+    if not system.is_binary:
         parser.error(f"{args.file}: bounded unknowns; this script takes 0/1 systems")
     n = system.M.shape[1]
     supports = {tuple(decide_system(system, seed=int(s)).index_set or ()) for s in args.solution_seeds.split(",")}
