@@ -422,7 +422,7 @@ def _facet_point(constraints: list, index: int) -> list[Fraction] | None:
     if solution is None:
         return None
     rest = sum(Fraction(form[j]) * y for j, y in zip([j for j in range(d) if j != pivot], solution)) + form[d]
-    x_pivot = -rest / p
+    x_pivot = -Fraction(rest) / p  # rest is a plain int when d = 1: int / int would be a float
     return solution[:pivot] + [x_pivot] + solution[pivot:]
 
 

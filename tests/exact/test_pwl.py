@@ -85,11 +85,11 @@ def test_region_count_of_an_arrangement_in_general_position(d, n, seed):
     assert len({r.pattern for r in enumeration.regions}) == enumeration.count
 
 
-@pytest.mark.parametrize("d, activation", [(2, "relu"), (2, "leaky_relu:1/3"), (2, "leaky_relu:3"), (3, "relu")])
+@pytest.mark.parametrize("d, activation", [(1, "relu"), (1, "leaky_relu:1/3"), (2, "relu"), (2, "leaky_relu:1/3"), (2, "leaky_relu:3"), (3, "relu")])
 def test_every_sampled_pattern_of_a_stack_pair_is_enumerated(d, activation):
     rng = np.random.default_rng(5)
-    f = Stack([random_block(rng, d, 4 if d == 2 else 3, activation=activation) for _ in range(2)])
-    g = Stack([random_block(rng, d, 3 if d == 2 else 2, free=True, activation=activation) for _ in range(2)])
+    f = Stack([random_block(rng, d, 4 if d < 3 else 3, activation=activation) for _ in range(2)])
+    g = Stack([random_block(rng, d, 3 if d < 3 else 2, free=True, activation=activation) for _ in range(2)])
     enumeration = pwl.enumerate_regions(f, g, seed=1)
     assert enumeration.complete
     found = {r.pattern for r in enumeration.regions}
