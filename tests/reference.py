@@ -447,3 +447,56 @@ def rank_question_brute(base, columns, rows, q):
         if flint.fmpz_mat(d, w, [v for row in total for v in row]).rank() <= q:
             found.append(z)
     return found
+
+
+# ------------------------------------------------------------ maps of the line
+def _stack_value(blocks, x):
+    """A ReLU stack on R at a rational x: a plain loop over Fractions read from the raw arrays."""
+    for block in blocks:
+        up, b_up, down, b_down = (fractions(block, key) for key in ("W_up", "b_up", "W_down", "b_down"))
+        out = sum(w * max(u * x + b, 0) for u, b, w in zip(up[:, 0], b_up, down[0])) + b_down[0]
+        x = out if block.residual_free else out + fractions(block, "skip")[0, 0] * x
+    return x
+
+
+def line_kinks(stack):
+    """Every x where some unit of a ReLU stack on R changes sign (a superset of the kinks of the stack).
+
+    Layer by layer: between consecutive known points (and beyond the ends)
+    the input of a layer is affine, so each unit's pre-activation there is
+    affine and its zero is found by linear interpolation, exactly.
+    """
+    blocks = list(getattr(stack, "blocks", [stack]))
+    points: set = set()
+    for depth, block in enumerate(blocks):
+        up, b_up = fractions(block, "W_up")[:, 0], fractions(block, "b_up")
+        xs = sorted(points) or [Fraction(0)]
+        grid = [xs[0] - 1, *xs, xs[-1] + 1]
+        values = [_stack_value(blocks[:depth], x) for x in grid]
+        found = set()
+        for (x0, y0), (x1, y1) in zip(zip(grid, values), zip(grid[1:], values[1:])):
+            for u, b in zip(up, b_up):
+                z0, z1 = u * y0 + b, u * y1 + b
+                if z0 == z1:
+                    continue
+                root = x0 + (x1 - x0) * z0 / (z0 - z1)
+                # Only the ends extend to ±∞; interior pieces keep their roots inside.
+                if (x0 <= root <= x1) or (x0 == grid[0] and root < x0) or (x1 == grid[-1] and root > x1):
+                    found.add(root)
+        points |= found
+    return sorted(points)
+
+
+def line_equal(f, g):
+    """Whether two ReLU stacks on R are the same function: equal at every kink of either and one step beyond the ends."""
+    xs = sorted(set(line_kinks(f)) | set(line_kinks(g))) or [Fraction(0)]
+    probe = [xs[0] - 1, *xs, xs[-1] + 1]
+    blocks_f, blocks_g = list(getattr(f, "blocks", [f])), list(getattr(g, "blocks", [g]))
+    return all(_stack_value(blocks_f, x) == _stack_value(blocks_g, x) for x in probe)
+
+
+def line_block_absorbs(block):
+    """Whether one ReLU block on R with distinct, nonzero unit kinks absorbs its skip: some S with Σ_S w_i u_i = −a (★), by brute force."""
+    up, down, a = fractions(block, "W_up")[:, 0], fractions(block, "W_down")[0], fractions(block, "skip")[0, 0]
+    terms = [w * u for u, w in zip(up, down)]
+    return any(sum(t for t, z in zip(terms, choice) if z) == -a for choice in itertools.product((0, 1), repeat=len(terms)))

@@ -60,7 +60,12 @@ FAMILY_OPTIONS = {  # family: (summary, the options of its spec in indexset.work
               ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
     "low-precision": ("integer weights in [−R, R] times a scale (R = 1: ternary), planted or not",
                       ("d", "n", "k", "range", "scale", "plant", "degeneracy", "activation")),
+    "whole-stack": ("two ReLU blocks on R that absorb their skips only as a whole (MATH.md §9.5)",
+                    ("n", "range")),
 }
+
+WITNESSED = ("whole-stack",)
+"""Families whose instance carries a witness stack, written by ``--witness``."""
 
 
 EPILOG = """\
@@ -110,23 +115,29 @@ def register(sub) -> None:
             child.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **spec)
         child.add_argument("--seed", type=int, default=argparse.SUPPRESS, help="random seed")
         child.add_argument("-o", "--output", required=True, metavar="FILE.npz", help="file to write")
+        if family in WITNESSED:
+            child.add_argument("--witness", metavar="FILE.npz", help="also write the residual-free witness stack")
         child.set_defaults(run=run, options=names + ("seed",))
 
 
 def run(args) -> int:
     """Build, verify and write the instance; print one summary line; exit 0."""
-    if not args.output.endswith(".npz"):
-        raise InputError(args.output, "output file name must end in .npz")
+    witness_path = getattr(args, "witness", None)
+    for path in (args.output, witness_path):
+        if path is not None and not path.endswith(".npz"):
+            raise InputError(path, "output file name must end in .npz")
     options = {name: getattr(args, name) for name in args.options if hasattr(args, name)}
     import indexset.workflows.construct as construct  # numerics only once a family is built
 
     instance = construct.build(args.family, **options)
     construct.write_reproducible(instance, args.output)
+    if witness_path is not None:
+        construct.write_reproducible(construct.witness_of(instance), witness_path)
     planted = instance.planted
     what = f"planted S = {planted}" if planted is not None else "no planted S"
     layers = f"L = {instance.L}, " if hasattr(instance, "L") else ""
     print(
         f"{args.family.replace('_', '-')}: {layers}n = {instance.n}, d = {instance.d}, "
-        f"{instance.activation}, {what} -> {args.output}"
+        f"{instance.activation}, {what} -> {args.output}" + (f", witness -> {witness_path}" if witness_path else "")
     )
     return 0

@@ -5,15 +5,19 @@
 1. block by block (:func:`indexset.solver.solve`): if every block absorbs,
    the stack of their witnesses is the answer, and the exact region
    enumeration (:func:`indexset.exact.pwl.compare`) confirms it;
-2. the necessary conditions of MATH.md §9 (:mod:`indexset.theory.deep`):
+2. on R (d = 1, ReLU, L ≥ 2) the exact decision of MATH.md §9.5
+   (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
+   exact region enumeration, or ``not_absorbable`` by Theorem 9.6, when
+   the composite is strictly monotone;
+3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
    ``not_absorbable`` only when one of its theorems applies;
-3. seeded numerical fitting of residual-free stacks of the same widths
+4. seeded numerical fitting of residual-free stacks of the same widths
    from many starts (the block-wise pieces among them), plain Adam on
    sample points in float64; the best fits are turned into small rationals
    (per-unit scaling, ``Fraction.limit_denominator``, and an exact least
    squares refit of the last projection) and checked exactly. Only an
    exactly equal stack is a witness;
-4. otherwise ``unknown``, with the best relative error found.
+5. otherwise ``unknown``, with the best relative error found.
 
 Floats only propose: no answer rests on them.
 """
@@ -36,7 +40,7 @@ from indexset.model.forward import forward_exact, forward_float, random_points
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
-from indexset.theory import deep
+from indexset.theory import deep, line_stacks
 
 DENOMINATORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
 """Largest denominators tried when a fitted stack is rounded to rationals."""
@@ -150,14 +154,20 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
                        complete=blockwise.complete)
 
-    # 2. the theorems of MATH.md §9
+    # 2. on the line: Theorem 9.6 decides strictly monotone composites
+    if line_stacks.applies(stack):
+        decided = _on_the_line(stack, stages, clock, stop, int(seed))
+        if decided is not None:
+            return decided
+
+    # 3. the theorems of MATH.md §9.2-9.3
     verdict = deep.decide(stack, seed=int(seed), time_limit=clock.share(0.3), stop=stop)
     stages["theory"] = verdict.to_json()
     if verdict.proven:
         return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
                        extension=True, complete=True)
 
-    # 3. fitting, rounding, exact checks
+    # 4. fitting, rounding, exact checks
     fits = fit(stack, starts=int(starts), iterations=int(iterations), seed=int(seed), clock=clock, progress=progress)
     best = min(fits, key=lambda f: f.loss) if fits else None
     stages["fit"] = {"starts": len(fits), "best_loss": None if best is None else best.loss,
@@ -184,6 +194,28 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
     reason = (f"unknown: not every block absorbs on its own ({blockwise.stages.get('blocks')}); {verdict.reason}; "
               f"fitting: best relative mean squared error {_loss_text(best)} over {len(fits)} starts, {checked} exact checks; {why}")
     return _result(UNKNOWN, reason, stages, clock, None)
+
+
+def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int) -> Result | None:
+    """Theorem 9.6 on a ReLU stack on R: a checked witness, a proof, or None (the theorem does not decide it)."""
+    verdict = line_stacks.decide(stack, time_limit=clock.share(0.5), stop=stop)
+    stages["line"] = verdict.to_json()
+    if verdict.status == NOT_ABSORBABLE:
+        return _result(NOT_ABSORBABLE, f"{verdict.theorem}: {verdict.reason}", stages, clock,
+                       dict(theorem_certificate(verdict.theorem), facts=verdict.facts), extension=True, complete=True)
+    if verdict.status != ABSORBABLE:
+        return None
+    candidate = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)],
+                      {"witness_of": np.array(stack.source)}, f"witness of {stack.source}")
+    comparison = pwl.compare(stack, candidate, seed=seed, time_limit=clock.remaining(), stop=stop)
+    if comparison.equal is False:
+        raise AssertionError(f"bug: the witness stack of Theorem 9.6 differs from the stack: {comparison.describe()}")
+    stages["comparison"] = comparison.to_json()
+    if comparison.equal is None:
+        stages["line"]["unchecked"] = comparison.describe()
+        return None
+    reason = f"{verdict.reason}; region enumeration: {comparison.describe()}"
+    return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "line", comparison), extension=True)
 
 
 def _loss_text(best: Fit | None) -> str:

@@ -27,6 +27,9 @@ gated, homogeneous
     SwiGLU/GeGLU/ReGLU/GLU and ReLU²/ReGLU blocks (MATH.md §4).
 stack
     L blocks of one of the families above.
+whole_stack
+    Two ReLU blocks on R that absorb their skips only as a whole (MATH.md
+    §9.5), with the witness stack in the metadata (:func:`witness_of`).
 low_precision
     Integer weights in a small range times a scale (ternary at range 1),
     S planted or not, degenerate as drawn or on request.
@@ -41,7 +44,7 @@ Modules: ``spec`` (the spec base and shared checks), ``registry`` (families
 by name), ``skips`` (skip matrices, q, the start of every draw),
 ``integers`` and ``planting`` (integer draws, planting S), and one module
 per group of families (``blocks``, ``degenerate``, ``hard``, ``gated``,
-``stacks``, ``low_precision``).
+``stacks``, ``whole``, ``low_precision``).
 """
 
 from __future__ import annotations
@@ -58,11 +61,12 @@ from indexset.workflows.construct.low_precision import LowPrecisionSpec, low_pre
 from indexset.workflows.construct.registry import FAMILIES, Family, build, family
 from indexset.workflows.construct.spec import LIMITS, Spec
 from indexset.workflows.construct.stacks import StackSpec, stack
+from indexset.workflows.construct.whole import WholeStackSpec, whole_stack, witness_of
 
 __all__ = [
     "BRUTE_CHECK_WIDTH", "FAMILIES", "LIMITS", "DegenerateSpec", "Family", "FloatPlantedSpec", "GatedSpec", "HardSpec",
-    "HomogeneousSpec", "LowPrecisionSpec", "PlantedSpec", "RandomSpec", "Spec", "StackSpec", "achieved_density", "activations", "build",
-    "degenerate", "family", "float_planted", "gated", "hard", "homogeneous", "low_precision", "planted", "random", "stack", "write_reproducible",
+    "HomogeneousSpec", "LowPrecisionSpec", "PlantedSpec", "RandomSpec", "Spec", "StackSpec", "WholeStackSpec", "achieved_density", "activations", "build",
+    "degenerate", "family", "float_planted", "gated", "hard", "homogeneous", "low_precision", "planted", "random", "stack", "whole_stack", "witness_of", "write_reproducible",
 ]
 
 

@@ -13,6 +13,7 @@ from indexset.workflows.construct.hard import HardSpec, make_hard
 from indexset.workflows.construct.low_precision import LowPrecisionSpec, make_low_precision
 from indexset.workflows.construct.spec import Spec
 from indexset.workflows.construct.stacks import StackSpec, make_stack
+from indexset.workflows.construct.whole import WholeStackSpec, make_whole_stack
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,9 @@ FAMILIES = {family.name: family for family in (
     Family("homogeneous", HomogeneousSpec, make_homogeneous),
     Family("stack", StackSpec, make_stack),
     Family("low_precision", LowPrecisionSpec, make_low_precision),
+    Family("whole_stack", WholeStackSpec, make_whole_stack),
 )}
-"""Every family by its name (``float_planted`` is also spelled ``float-planted``, ``low_precision`` ``low-precision``)."""
+"""Every family by its name (``float_planted`` is also spelled ``float-planted``, ``low_precision`` ``low-precision``, ``whole_stack`` ``whole-stack``)."""
 
 
 def family(name: str) -> Family:

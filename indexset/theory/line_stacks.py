@@ -1,0 +1,246 @@
+"""ReLU stacks on R that absorb as a whole: the exact decision of MATH.md §9.5 (extension).
+
+On R a stack F = f_L ∘ … ∘ f_1 is one piecewise-linear function
+(:func:`indexset.theory.line.line_map`). When F is strictly monotone, every
+residual-free stack G = g_L ∘ … ∘ g_1 equal to it is a chain of
+homeomorphisms of R, and Theorem 9.6 turns the question into finite
+combinatorics on F's breakpoints b_1 < … < b_m and slope ratios
+r_j = F'(b_j+)/F'(b_j−):
+
+- each breakpoint of F is a breakpoint of some g_l (pulled back to x), and
+  each g_l has at most n (m ≤ L·n holds anyway: each f_l is injective);
+- a set Q of F's breakpoints is *balanced* when the map with slope 1 at −∞
+  and ratio r_j at each b_j in Q passes the subset condition of Lemma 9.5;
+- a *split* gives every block a set of breakpoints; a block with n of them
+  needs its set balanced, one with fewer needs nothing. For two blocks one
+  breakpoint b_c may be shared, its ratio split as q · (r_c/q), q > 0 free:
+  the intermediate reparametrisation of Proposition 9.7.
+
+``decide`` answers ``absorbable`` with the witness blocks built from the
+split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
+rules every split out, and ``unknown`` where the theorem does not reach:
+F not strictly monotone, or L ≥ 3 with L(n − 1) < m < L·n and no split
+without a shared breakpoint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from indexset.budget import Budget
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
+from indexset.theory.line import LineMap, balanced, block_values, line_map
+
+THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
+WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
+
+
+@dataclass
+class LineVerdict:
+    """What Theorem 9.6 says about a ReLU stack on R (affine class).
+
+    Attributes
+    ----------
+    status : str
+        ``absorbable``, ``not_absorbable`` or ``unknown``.
+    reason : str
+        The argument, with the numbers it used.
+    theorem : str or None
+        The statement that proves a ``not_absorbable``.
+    witness : list of dict or None
+        Per block, the residual-free weights (object arrays of Fractions)
+        of the witness stack; the caller checks it exactly.
+    facts : dict
+        m, n, L, the ratios and the split found (JSON-ready strings).
+    """
+
+    status: str
+    reason: str
+    theorem: str | None = None
+    witness: list | None = None
+    facts: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """JSON-ready dict (without the witness arrays)."""
+        return {"status": self.status, "reason": self.reason, "theorem": self.theorem, "facts": self.facts}
+
+
+def applies(stack) -> bool:
+    """Whether the stack is one §9.5 speaks about: ReLU, on R, at least two residual blocks."""
+    return stack.d == 1 and stack.activation == "relu" and stack.L >= 2 and not stack.residual_free
+
+
+def decide(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
+    """Decide by Theorem 9.6 whether a ReLU stack on R equals a residual-free stack of the same width.
+
+    Parameters
+    ----------
+    stack : Stack
+        ReLU, d = 1, L ≥ 2 residual blocks of width n (see :func:`applies`).
+    time_limit : float, optional
+        Seconds for the split search; past it the answer is ``unknown``.
+    stop : threading.Event, optional
+        Set it to stop the search (``unknown``).
+
+    Returns
+    -------
+    LineVerdict
+    """
+    clock = Budget.of(time_limit, stop)
+    target = line_map(stack)
+    n, layers, m = stack.n, stack.L, len(target.breakpoints)
+    facts = {"L": layers, "n": n, "m": m, "ratios": [str(r) for r in target.ratios()] if target.strictly_monotone() else None}
+    if not target.strictly_monotone():
+        return LineVerdict(UNKNOWN, "the composite F on R is not strictly monotone, so a residual-free stack equal to it may fold "
+                                    "or flatten the line; Theorem 9.6 covers strictly monotone F only (MATH.md §9.5)", facts=facts)
+    if n == 1:
+        return LineVerdict(NOT_ABSORBABLE, "every residual-free ReLU block of width 1 on R is constant on a half-line, so is every "
+                                           "stack of them, and F is strictly monotone", WIDTH_ONE, facts=facts)
+    search = _Search(target.ratios(), layers, n, clock)
+    split = search.without_sharing()
+    if split is None and layers == 2 and m == 2 * n - 1 and not clock.expired():
+        split = search.shared()
+    facts["balanced_checks"] = len(search.memo)
+    if split is not None:
+        facts["split"] = [[str(v) for v in layer] for layer in split]
+        witness = [block_values(g, n) for g in _factors(target, split)]
+        if any(w is None for w in witness):
+            raise AssertionError("bug: a split of Theorem 9.6 gave a factor that is not a residual-free block")
+        return LineVerdict(ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints; the split {_describe(split)} gives "
+                                       f"{layers} residual-free blocks of width {n} (Theorem 9.6, Proposition 9.7)", witness=witness, facts=facts)
+    if clock.expired():
+        return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
+                                    "balanced checks", facts=facts)
+    if layers > 2 and m < layers * n:
+        return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints without a shared breakpoint works, and for L = {layers} "
+                                    f"< m/(n − 1) a breakpoint shared by blocks leaves free ratios Theorem 9.6 does not decide", facts=facts)
+    return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints and ratios {facts['ratios']}; no split of "
+                                       f"them among {layers} blocks of width {n} has every full block balanced", THEOREM, facts=facts)
+
+
+def _describe(split: list) -> str:
+    return "; ".join(f"block {index + 1}: ratios at b_j {{{', '.join(f'{j + 1}: {r}' for j, r in enumerate(layer) if r != 1)}}}"
+                     for index, layer in enumerate(split))
+
+
+def set_is_balanced(ratios) -> bool:
+    """Whether the map with slope 1 at −∞ and these ratios at its breakpoints (left to right) is a block of width len(ratios)."""
+    slopes = list(itertools.accumulate((Fraction(1), *ratios), lambda a, b: a * b))
+    jumps = [b - a for a, b in itertools.pairwise(slopes)]
+    return balanced(jumps, slopes[-1]) is not None
+
+
+class _Search:
+    """The splits of Theorem 9.6, searched exhaustively (a split is one ratio per breakpoint per block)."""
+
+    def __init__(self, ratios, layers: int, n: int, clock: Budget) -> None:
+        self.ratios, self.layers, self.n, self.clock = tuple(ratios), layers, n, clock
+        self.memo: dict = {}
+
+    def is_balanced(self, members: tuple) -> bool:
+        if members not in self.memo:
+            self.memo[members] = set_is_balanced([self.ratios[j] for j in members])
+        return self.memo[members]
+
+    def without_sharing(self) -> list | None:
+        """A split where every breakpoint belongs to one block: t full balanced sets, the rest in blocks of < n."""
+        m, n, layers = len(self.ratios), self.n, self.layers
+        for full in range(layers + 1):
+            if full * n > m or m - full * n > (layers - full) * (n - 1):
+                continue
+            sets = self._disjoint_full(tuple(range(m)), full, 0)
+            if sets is not None:
+                rest = [j for j in range(m) if not any(j in s for s in sets)]
+                chunks = [rest[i:i + n - 1] for i in range(0, len(rest), n - 1)] if rest else []
+                groups = [*sets, *chunks] + [[]] * (layers - len(sets) - len(chunks))
+                return [[self.ratios[j] if j in group else Fraction(1) for j in range(m)] for group in groups]
+        return None
+
+    def _disjoint_full(self, available: tuple, count: int, start: int):
+        if count == 0:
+            return []
+        for members in itertools.combinations(available, self.n):
+            if members[0] < start:
+                continue
+            if self.clock.expired():
+                return None
+            if self.is_balanced(members):
+                rest = self._disjoint_full(tuple(j for j in available if j not in members), count - 1, members[0] + 1)
+                if rest is not None:
+                    return [members, *rest]
+        return None
+
+    def shared(self) -> list | None:
+        """Two blocks, m = 2n − 1: a breakpoint c in both, its ratio split q · (r_c/q) (Proposition 9.7)."""
+        m, n = len(self.ratios), self.n
+        for c in range(m):
+            others = [j for j in range(m) if j != c]
+            for first in itertools.combinations(others, n - 1):
+                if self.clock.expired():
+                    return None
+                second = tuple(j for j in others if j not in first)
+                q = self._common_ratio(tuple(sorted((*first, c))), tuple(sorted((*second, c))), c)
+                if q is not None:
+                    return [[q if j == c else (self.ratios[j] if j in first else Fraction(1)) for j in range(m)],
+                            [self.ratios[c] / q if j == c else (self.ratios[j] if j in second else Fraction(1)) for j in range(m)]]
+        return None
+
+    def _common_ratio(self, first: tuple, second: tuple, c: int) -> Fraction | None:
+        """A q > 0 with ``first`` balanced at ratio q at c and ``second`` at r_c/q, or None."""
+        r_c = self.ratios[c]
+        ones = _admissible([self.ratios[j] for j in first], first.index(c))
+        twos = _admissible([self.ratios[j] for j in second], second.index(c))
+        # q = 1 (c only in the second block) and q = r_c (only in the first) need nothing of the block that lost it.
+        ones = None if ones is None else ones | {Fraction(1)}
+        twos = None if twos is None else {r_c / p for p in twos} | {r_c}
+        if ones is None and twos is None:
+            return Fraction(1)
+        if ones is None or twos is None:
+            return min(ones if twos is None else twos)
+        common = ones & twos
+        return min(common) if common else None
+
+
+def _admissible(ratios: list, at: int) -> set | None:
+    """The q > 0 for which the set is balanced with ratio q at position ``at`` (None: every q).
+
+    Slopes are affine in q (those right of ``at`` carry the factor q), so
+    each choice of P gives one linear equation α + β·q = 0.
+    """
+    slopes = [(Fraction(1), Fraction(0))]
+    for i, r in enumerate(ratios):
+        a, b = slopes[-1]
+        slopes.append((Fraction(0), a) if i == at else (a * r, b * r))
+    jumps = [(c - a, d - b) for (a, b), (c, d) in itertools.pairwise(slopes)]
+    last = slopes[-1]
+    out = set()
+    for choice in itertools.product((0, 1), repeat=len(jumps)):
+        alpha = sum((j[0] for j, x in zip(jumps, choice) if x), Fraction(0)) - last[0]
+        beta = sum((j[1] for j, x in zip(jumps, choice) if x), Fraction(0)) - last[1]
+        if beta == 0:
+            if alpha == 0:
+                return None
+            continue
+        q = -alpha / beta
+        if q > 0:
+            out.add(q)
+    return out
+
+
+def _factors(target: LineMap, split: list) -> list:
+    """The witness maps g_1, …, g_L of a split: g_l = H_l ∘ H_{l−1}⁻¹, H_l the map of the first l blocks' ratios, g_L = F ∘ H_{L−1}⁻¹."""
+    m = len(target.breakpoints)
+    cumulative = [Fraction(1)] * m
+    previous = LineMap.of((), (Fraction(1),), Fraction(0))
+    maps = []
+    for layer in split[:-1]:
+        cumulative = [c * r for c, r in zip(cumulative, layer)]
+        slopes = list(itertools.accumulate((Fraction(1), *cumulative), lambda a, b: a * b))
+        current = LineMap.of(target.breakpoints, slopes, Fraction(0))
+        maps.append(current.after(previous.inverse()))
+        previous = current
+    maps.append(target.after(previous.inverse()))
+    return maps
