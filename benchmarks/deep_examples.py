@@ -1,4 +1,4 @@
-"""Write the bundled deep-stack examples of MATH.md §9.5 to instances/stacks/ (the same bytes every time).
+"""Write the bundled deep-stack examples of MATH.md §9.6 to instances/stacks/ (the same bytes every time).
 
 - ``leaky_whole_d2_n2.npz``: leaky ReLU (α = 1/2), two nondegenerate blocks
   of width n = d = 2 whose composition is the identity; neither block
@@ -7,8 +7,14 @@
   same widths, g₂(g₁(x)) = −2σ(−σ(x)) = x.
 - ``relu_identity_d2_n2.npz``: the ReLU analogue, also the identity, which
   no residual-free ReLU stack of width 2 equals (Theorem 9.2); width 4 would do.
-- ``relu_odd_d2_n4.npz``: survey stack 5 (``explore_survey.py`` defaults),
-  width 4, decided by Theorem 9.3.
+- ``relu_odd_d2_n4.npz``: stack 5 of the d = 2, widths 4–8 survey, width 4,
+  decided by Theorem 9.3.
+- ``relu_whole_d1_n3.npz``: ``indexset construct whole-stack --n 3 --seed 0``,
+  two ReLU blocks on R that absorb only as a whole (MATH.md §9.5,
+  Proposition 9.7), with its witness ``relu_whole_d1_n3_witness.npz``.
+- ``relu_line_not_d1_n2.npz``: two ReLU blocks on R of width 2 with a
+  strictly monotone composite of 4 breakpoints that no split makes two
+  balanced pairs of: not absorbable by Theorem 9.6.
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -28,6 +34,7 @@ from explore_survey import draw  # noqa: E402
 
 from indexset.model.instance import Instance  # noqa: E402
 from indexset.model.stack import Stack  # noqa: E402
+from indexset.workflows import construct  # noqa: E402
 
 EYE = np.eye(2, dtype=np.int64)
 LEAKY = "leaky_relu:1/2"
@@ -37,7 +44,7 @@ def leaky_whole() -> tuple[Stack, Stack]:
     """f₁(x) = (2/3)x + (4/3)σ(x), f₂(y) = y − (1/2)σ(y) coordinatewise (σ = leaky ReLU, α = 1/2), and g₁ = σ, g₂ = −2σ(−·)."""
     first = Instance(EYE * 3, EYE * 4, skip=EYE * 2, denominator=3, activation=LEAKY)
     second = Instance(EYE * 2, -EYE, skip=EYE * 2, denominator=2, activation=LEAKY)
-    stack = Stack([first, second], {"example": np.array("MATH.md §9.5: the identity, absorbed as a whole only")})
+    stack = Stack([first, second], {"example": np.array("MATH.md §9.6: the identity, absorbed as a whole only")})
     witness = Stack([Instance(EYE, EYE, activation=LEAKY, residual_free=True),
                      Instance(-EYE, -2 * EYE, activation=LEAKY, residual_free=True)],
                     {"witness_of": np.array("leaky_whole_d2_n2.npz")})
@@ -48,7 +55,14 @@ def relu_identity() -> Stack:
     """f₁(x) = x + diag(2, 3)σ(x), f₂(y) = y − diag(2/3, 3/4)σ(y): f₂ ∘ f₁ = id."""
     first = Instance(EYE, np.array([[2, 0], [0, 3]]))
     second = Instance(EYE * 12, np.array([[-8, 0], [0, -9]]), denominator=12)
-    return Stack([first, second], {"example": np.array("MATH.md §9.5: the identity; Theorem 9.2 at width 2")})
+    return Stack([first, second], {"example": np.array("MATH.md §9.6: the identity; Theorem 9.2 at width 2")})
+
+
+def line_not() -> Stack:
+    """On R: −2x + 2σ(−2x + 4) + σ(−x − 1) − 1, then 3y − 2σ(2y − 2) + 2σ(2y + 8); F strictly decreasing, 4 breakpoints."""
+    first = Instance(np.array([[-2], [-1]]), np.array([[2, 1]]), skip=np.array([[-2]]), b_up=np.array([4, -1]), b_down=np.array([-1]))
+    second = Instance(np.array([[2], [2]]), np.array([[-2, 2]]), skip=np.array([[3]]), b_up=np.array([-2, 8]))
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.6")})
 
 
 def main(argv=None) -> int:
@@ -59,9 +73,13 @@ def main(argv=None) -> int:
     stack.save(folder / "leaky_whole_d2_n2.npz")
     witness.save(folder / "leaky_whole_d2_n2_witness.npz")
     relu_identity().save(folder / "relu_identity_d2_n2.npz")
-    survey, _ = draw(5, 0, [4, 5, 6, 7, 8], 3, 2, 2, "relu")
+    survey, _ = draw(5, {"seed": 0, "widths": [4, 5, 6, 7, 8], "bound": 3, "dims": [2], "layers": 2, "activation": "relu"})
     survey.save(folder / "relu_odd_d2_n4.npz")
-    print(f"wrote 4 files to {folder}")
+    whole = construct.whole_stack(n=3, seed=0)
+    whole.save(folder / "relu_whole_d1_n3.npz")
+    construct.witness_of(whole).save(folder / "relu_whole_d1_n3_witness.npz")
+    line_not().save(folder / "relu_line_not_d1_n2.npz")
+    print(f"wrote 7 files to {folder}")
     return 0
 
 

@@ -1,14 +1,18 @@
 """Survey of small ReLU stacks: do they absorb their skips block-wise, only as a whole, provably not, or unknown?
 
-Draws seeded random stacks (d = 2, L = 2, widths 4–8 by default, integer
-weights and biases in [−R, R], identity skips, every block nondegenerate in
-the sense of MATH.md §3) and runs ``indexset.workflows.explore.explore`` on
-each with a small fitting budget. Counts, per width:
+Draws seeded random stacks (L = 2, d ∈ {1, 2} and widths 2–4 by default,
+cycled, integer weights and biases in [−R, R], identity skips) and runs
+``indexset.workflows.explore.explore`` on each with a small fitting budget.
+For d ≥ 2 every block is redrawn until nondegenerate in the sense of
+MATH.md §3; on R every unit row is parallel, so there a block is redrawn
+only until every unit has u ≠ 0 and w ≠ 0 (each unit has a breakpoint).
+Counts, per (d, n):
 
 - ``blockwise``: every block absorbs on its own (the witnesses compose);
-- ``whole_only``: some block does not absorb on its own, but fitting found a
-  residual-free stack of the same widths that the exact region enumeration
-  proves equal (each one is written to ``--instances`` with its witness);
+- ``whole_only``: some block does not absorb on its own, but Theorem 9.6
+  (on R) or fitting found a residual-free stack of the same widths that the
+  exact region enumeration proves equal (the first ``--keep`` of each
+  (d, n) are written to ``--instances`` with their witnesses);
 - ``proven_not``: a theorem of MATH.md §9 proves that no residual-free
   stack of the same widths equals it;
 - ``unknown``: none of these.
@@ -20,7 +24,7 @@ with an exactly checked witness.
 
 Usage::
 
-    python benchmarks/explore_survey.py --count 2000 --jobs 2 --out benchmarks/explore_survey.json
+    python benchmarks/explore_survey.py --count 2400 --jobs 2 --out benchmarks/explore_survey.json
 
 The same arguments always draw the same stacks.
 """
@@ -48,20 +52,34 @@ sys.path.insert(0, str(REPOSITORY))
 
 from indexset.model.instance import Instance  # noqa: E402
 from indexset.model.stack import Stack  # noqa: E402
+from indexset.theory.line import line_map  # noqa: E402
 from indexset.theory.nondegeneracy import find_degeneracy  # noqa: E402
 from indexset.workflows.explore import explore, witness_from_certificate  # noqa: E402
 
 
-def draw(index: int, seed: int, widths: list, bound: int, d: int, layers: int, activation: str) -> tuple[Stack, int]:
-    """Stack number ``index``: its width cycles through ``widths``; blocks redrawn until nondegenerate."""
+def shapes(options: dict) -> list:
+    """The (d, n) pairs the stacks cycle through."""
+    return [(d, n) for d in options["dims"] for n in options["widths"]]
+
+
+def acceptable(block: Instance) -> bool:
+    """Nondegenerate for d ≥ 2; on R, every unit has a breakpoint (u ≠ 0 and w ≠ 0)."""
+    if block.d == 1:
+        return bool(np.all(np.asarray(block.W_up) != 0) and np.all(np.asarray(block.W_down) != 0))
+    return find_degeneracy(block).nondegenerate
+
+
+def draw(index: int, options: dict) -> tuple[Stack, int]:
+    """Stack number ``index``: its (d, n) cycles through :func:`shapes`; blocks redrawn until :func:`acceptable`."""
+    seed, bound, layers, activation = options["seed"], options["bound"], options["layers"], options["activation"]
     rng = np.random.default_rng([seed, index])
-    n = widths[index % len(widths)]
+    d, n = shapes(options)[index % len(shapes(options))]
     blocks, redraws = [], 0
     while len(blocks) < layers:
         block = Instance(rng.integers(-bound, bound + 1, size=(n, d)), rng.integers(-bound, bound + 1, size=(d, n)),
                          b_up=rng.integers(-bound, bound + 1, size=n), b_down=rng.integers(-bound, bound + 1, size=d),
                          activation=activation, source=f"survey stack {index}")
-        if find_degeneracy(block).nondegenerate:
+        if acceptable(block):
             blocks.append(block)
         else:
             redraws += 1
@@ -70,14 +88,16 @@ def draw(index: int, seed: int, widths: list, bound: int, d: int, layers: int, a
 
 def classify(job: tuple) -> dict:
     index, options = job
-    stack, redraws = draw(index, options["seed"], options["widths"], options["bound"], options["d"], options["layers"], options["activation"])
+    stack, redraws = draw(index, options)
     start = time.perf_counter()
     result = explore(stack, seed=index, starts=options["starts"], iterations=options["iterations"], time_limit=options["time_limit"])
     elapsed = time.perf_counter() - start
     blocks = result.stages.get("blockwise", {}).get("blocks")
     theory = result.stages.get("theory", {})
-    record = {"index": index, "n": stack.n, "status": result.status, "blocks": blocks, "seconds": round(elapsed, 3), "redraws": redraws,
-              "min_rank": theory.get("facts", {}).get("min_rank"), "theorem": theory.get("theorem") if result.status == "not_absorbable" else None,
+    line = result.stages.get("line", {})
+    record = {"index": index, "d": stack.d, "n": stack.n, "status": result.status,
+              "monotone": line_map(stack).strictly_monotone() if stack.d == 1 else None, "blocks": blocks, "seconds": round(elapsed, 3), "redraws": redraws,
+              "min_rank": theory.get("facts", {}).get("min_rank"), "theorem": (line.get("theorem") or theory.get("theorem")) if result.status == "not_absorbable" else None,
               "best_loss": result.stages.get("fit", {}).get("best_loss")}
     if result.status == "absorbable":
         record["category"] = "blockwise" if result.certificate["kind"] == "blockwise" else "whole_only"
@@ -85,7 +105,9 @@ def classify(job: tuple) -> dict:
         record["category"] = "proven_not"
     else:
         record["category"] = "unknown"
-    if record["category"] == "whole_only" and options["instances"]:
+    if record["category"] == "whole_only":
+        record["witness_kind"] = result.certificate["kind"]
+    if record["category"] == "whole_only" and options.get("save"):
         folder = Path(options["instances"])
         folder.mkdir(parents=True, exist_ok=True)
         stack.save(folder / f"whole_only_{index}.npz")
@@ -94,22 +116,31 @@ def classify(job: tuple) -> dict:
     return record
 
 
+def shape_key(record: dict) -> str:
+    return f"d={record['d']},n={record['n']}"
+
+
 def summarise(records: list, options: dict, seconds: float) -> dict:
     by_width = defaultdict(Counter)
     for record in records:
-        by_width[record["n"]][record["category"]] += 1
+        by_width[shape_key(record)][record["category"]] += 1
+    by_monotone = defaultdict(Counter)
+    for record in records:
+        if record["monotone"] is not None:
+            by_monotone[f"{shape_key(record)},{'monotone' if record['monotone'] else 'not monotone'}"][record["category"]] += 1
     theorems = Counter(r["theorem"] for r in records if r["theorem"])
     unknown_losses = [r["best_loss"] for r in records if r["category"] == "unknown" and r["best_loss"] is not None]
     ranks = defaultdict(Counter)
     for record in records:
         if record["min_rank"] is not None:
-            ranks[record["n"]][record["min_rank"]] += 1
+            ranks[shape_key(record)][record["min_rank"]] += 1
     return {
         "options": options, "stacks": len(records), "wall_seconds": round(seconds, 1),
-        "counts": {str(n): dict(counter) for n, counter in sorted(by_width.items())},
+        "counts": {key: dict(counter) for key, counter in sorted(by_width.items())},
+        "counts_on_the_line": {key: dict(counter) for key, counter in sorted(by_monotone.items())},
         "totals": dict(Counter(r["category"] for r in records)),
         "theorems": dict(theorems),
-        "min_rank_by_width": {str(n): dict(counter) for n, counter in sorted(ranks.items())},
+        "min_rank_by_shape": {key: dict(counter) for key, counter in sorted(ranks.items())},
         "unknown_best_loss": None if not unknown_losses else {"min": min(unknown_losses), "median": statistics.median(unknown_losses),
                                                               "max": max(unknown_losses)},
         "some_block_absorbs": sum(1 for r in records if r["blocks"] and "absorbable" in r["blocks"] and r["category"] != "blockwise"),
@@ -127,10 +158,10 @@ def _dump(summary: dict, records: list) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=2000, help="number of stacks (default 2000)")
-    parser.add_argument("--widths", default="4,5,6,7,8", help="comma-separated widths n, cycled (default 4,5,6,7,8)")
+    parser.add_argument("--count", type=int, default=2400, help="number of stacks (default 2400)")
+    parser.add_argument("--widths", default="2,3,4", help="comma-separated widths n, cycled within each d (default 2,3,4)")
     parser.add_argument("--range", dest="bound", type=int, default=3, help="weights and biases in [−R, R] (default 3)")
-    parser.add_argument("--d", type=int, default=2)
+    parser.add_argument("--d", default="1,2", help="comma-separated input dimensions, cycled (default 1,2)")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--activation", default="relu")
     parser.add_argument("--seed", type=int, default=0)
@@ -140,10 +171,11 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--second-pass", type=int, default=20, help="unknowns with the smallest fitting error explored again with 16 starts × 3000 steps (default 20)")
     parser.add_argument("--instances", default=str(REPOSITORY / "instances" / "stacks"), help="folder for stacks that absorb only as a whole, with their witnesses (default instances/stacks)")
+    parser.add_argument("--keep", type=int, default=2, help="stacks that absorb only as a whole written per (d, n) (default 2)")
     parser.add_argument("--out", help="write the summary and every record as JSON here")
     args = parser.parse_args(argv)
     widths = [int(w) for w in args.widths.split(",")]
-    options = {"seed": args.seed, "widths": widths, "bound": args.bound, "d": args.d, "layers": args.layers, "activation": args.activation,
+    options = {"seed": args.seed, "widths": widths, "bound": args.bound, "dims": [int(d) for d in args.d.split(",")], "layers": args.layers, "activation": args.activation,
                "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances}
     start = time.perf_counter()
     jobs = [(index, options) for index in range(args.count)]
@@ -166,6 +198,12 @@ def main(argv=None) -> int:
             by_index[record["index"]]["second_pass"] = {"category": record["category"], "best_loss": record["best_loss"], "seconds": record["seconds"]}
             if record["category"] == "whole_only":
                 by_index[record["index"]].update(record)
+    kept = Counter()
+    for record in records:
+        if record["category"] == "whole_only" and kept[shape_key(record)] < args.keep and args.instances:
+            kept[shape_key(record)] += 1
+            again = classify((record["index"], dict(options, save=True)))
+            record["files"] = again.get("files")
     summary = summarise(records, options, time.perf_counter() - start)
     summary["second_pass"] = [{"index": r["index"], "n": r["n"], "first_loss": r["best_loss"], **r["second_pass"]}
                               for r in records if "second_pass" in r]

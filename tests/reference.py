@@ -500,3 +500,60 @@ def line_block_absorbs(block):
     up, down, a = fractions(block, "W_up")[:, 0], fractions(block, "W_down")[0], fractions(block, "skip")[0, 0]
     terms = [w * u for u, w in zip(up, down)]
     return any(sum(t for t, z in zip(terms, choice) if z) == -a for choice in itertools.product((0, 1), repeat=len(terms)))
+
+
+# ------------------------------------------------ Theorem 9.6, enumerated naively
+def _residue(kinks, choice):
+    """Σ over the chosen kinks of the slope jumps, minus the slope at +∞ (slope 1 at −∞): zero iff the choice balances."""
+    slopes = [Fraction(1)]
+    for r in kinks:
+        slopes.append(slopes[-1] * r)
+    return sum((b - a for a, b, c in zip(slopes, slopes[1:], choice) if c), Fraction(0)) - slopes[-1]
+
+
+def _kinks(ratios, where, block, shared=None, q=None):
+    """One block's ratios left to right: F's where the block alone has the breakpoint, q or r_c/q at the shared one."""
+    out = []
+    for j, (r, w) in enumerate(zip(ratios, where)):
+        if j == shared:
+            out.append(q if block == 1 else ratios[j] / q)
+        else:
+            out.append(r if w == block else Fraction(1))
+    return [r for r in out if r != 1]
+
+
+def _block_ok(kinks, n):
+    return len(kinks) < n or (len(kinks) == n and any(_residue(kinks, c) == 0 for c in itertools.product((0, 1), repeat=n)))
+
+
+def naive_two_block(phi, n):
+    """Theorem 9.6 for L = 2 by naive enumeration: each breakpoint of F in block 1, block 2 or both (3, ratio q in block 1).
+
+    The residue of a choice is affine in q for block 1 and in 1/q for
+    block 2, so two evaluations find its zero.
+    """
+    ratios = [b / a for a, b in zip(phi.slopes, phi.slopes[1:])]
+    for where in itertools.product((1, 2, 3), repeat=len(ratios)):
+        if sum(w != 2 for w in where) > n or sum(w != 1 for w in where) > n:
+            continue
+        shared = [j for j, w in enumerate(where) if w == 3]
+        if not shared:
+            if all(_block_ok(_kinks(ratios, where, block), n) for block in (1, 2)):
+                return True
+            continue
+        (c,) = shared  # a second shared breakpoint would need n + 1 kinks in a block when m ≥ 2n − 1
+        candidates = {Fraction(1), ratios[c]}
+        for block, (qa, qb) in ((1, (Fraction(1, 7), Fraction(2, 7))), (2, (Fraction(7), Fraction(7, 2)))):
+            ka, kb = _kinks(ratios, where, block, c, qa), _kinks(ratios, where, block, c, qb)
+            if len(ka) != n or len(kb) != n:
+                continue
+            xa, xb = (qa, qb) if block == 1 else (1 / qa, 1 / qb)
+            for choice in itertools.product((0, 1), repeat=n):
+                ya, yb = _residue(ka, choice), _residue(kb, choice)
+                if ya != yb:
+                    root = xa - ya * (xb - xa) / (yb - ya)
+                    if root > 0:
+                        candidates.add(root if block == 1 else 1 / root)
+        if any(all(_block_ok(_kinks(ratios, where, block, c, q), n) for block in (1, 2)) for q in candidates):
+            return True
+    return False

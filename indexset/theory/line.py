@@ -108,7 +108,7 @@ class LineMap:
         candidates = list(inner.breakpoints)
         values = inner.values()
         for t in self.breakpoints:
-            candidates.extend(_preimages(inner, values, t))
+            candidates.extend(preimages(inner, t, values))
         return LineMap.sampled(candidates, lambda x: self(inner(x)))
 
     def inverse(self) -> LineMap:
@@ -123,8 +123,9 @@ class LineMap:
         return LineMap.of(values, slopes, points[0])
 
 
-def _preimages(inner: LineMap, values: list, t: Fraction) -> list:
+def preimages(inner: LineMap, t: Fraction, values: list | None = None) -> list:
     """Points x with inner(x) = t, one per piece where inner is not constant (ends included)."""
+    values = inner.values() if values is None else values
     out = []
     points = inner.breakpoints
     if not points:

@@ -5,10 +5,10 @@
 1. block by block (:func:`indexset.solver.solve`): if every block absorbs,
    the stack of their witnesses is the answer, and the exact region
    enumeration (:func:`indexset.exact.pwl.compare`) confirms it;
-2. on R (d = 1, ReLU, L ≥ 2) the exact decision of MATH.md §9.5
+2. on R (d = 1, ReLU, L ≥ 2) the decision of MATH.md §9.5
    (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
-   exact region enumeration, or ``not_absorbable`` by Theorem 9.6, when
-   the composite is strictly monotone;
+   exact region enumeration, or ``not_absorbable`` by Theorem 9.6 (the
+   composite strictly monotone) or Corollary 9.8 (width one);
 3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
    ``not_absorbable`` only when one of its theorems applies;
 4. seeded numerical fitting of residual-free stacks of the same widths
@@ -154,7 +154,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
                        complete=blockwise.complete)
 
-    # 2. on the line: Theorem 9.6 decides strictly monotone composites
+    # 2. on the line: Theorem 9.6 decides strictly monotone composites, Proposition 9.7 witnesses some folding ones
     if line_stacks.applies(stack):
         decided = _on_the_line(stack, stages, clock, stop, int(seed))
         if decided is not None:

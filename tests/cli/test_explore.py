@@ -13,11 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import line_block_absorbs, line_equal, naive_two_block
 
 from indexset.cli.main import main
 from indexset.exact import pwl
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
+from indexset.theory.line import line_map
 from indexset.workflows import construct
 
 CLI = [sys.executable, "-m", "indexset"]
@@ -46,6 +48,30 @@ def test_exit_one_on_a_theorem():
     process = explore(STACKS / "relu_identity_d2_n2.npz")
     assert process.returncode == 1, process.stderr
     assert ": NOT ABSORBABLE" in process.stdout.splitlines()[0] and "Theorem 9.2" in process.stdout
+
+
+def test_whole_stack_constructed_and_explored_on_the_line(tmp_path):
+    """construct whole-stack --witness, then explore: exit 0 both times, and both witnesses pass the independent line check."""
+    stack_path, built, found = tmp_path / "whole.npz", tmp_path / "built.npz", tmp_path / "found.npz"
+    made = subprocess.run([*CLI, "construct", "whole-stack", "--n", "4", "--seed", "3", "-o", str(stack_path), "--witness", str(built)],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    process = explore(stack_path, "--witness", found, "--json", "--starts", "1", "--iterations", "1")
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout)["status"] == "absorbable"
+    stack = Stack.load(stack_path)
+    assert all(not line_block_absorbs(block) for block in stack.blocks)
+    for witness in (built, found):
+        assert Stack.load(witness).residual_free and line_equal(stack, Stack.load(witness))
+
+
+def test_exit_one_on_the_line():
+    process = explore(STACKS / "relu_line_not_d1_n2.npz", "--json")
+    assert process.returncode == 1, process.stderr
+    payload = json.loads(process.stdout)
+    assert payload["status"] == "not_absorbable" and payload["certificate"]["kind"] == "theorem"
+    phi = line_map(Stack.load(STACKS / "relu_line_not_d1_n2.npz"))
+    assert phi.strictly_monotone() and not naive_two_block(phi, 2)
 
 
 def test_exit_three_when_unknown(tmp_path):

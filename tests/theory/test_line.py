@@ -11,12 +11,11 @@ its own arithmetic.
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from reference import fractions, line_block_absorbs, line_equal
+from reference import fractions, line_block_absorbs, line_equal, naive_two_block
 
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
@@ -105,62 +104,6 @@ def _as_stack(phi):
 
 
 # ================================================================ Theorem 9.6
-def _residue(kinks, choice):
-    """Σ over the chosen kinks of the slope jumps, minus the slope at +∞ (slope 1 at −∞): zero iff the choice balances."""
-    slopes = [Fraction(1)]
-    for r in kinks:
-        slopes.append(slopes[-1] * r)
-    return sum((b - a for a, b, c in zip(slopes, slopes[1:], choice) if c), Fraction(0)) - slopes[-1]
-
-
-def _kinks(ratios, where, block, shared=None, q=None):
-    """One block's ratios left to right: F's where the block alone has the breakpoint, q or r_c/q at the shared one."""
-    out = []
-    for j, (r, w) in enumerate(zip(ratios, where)):
-        if j == shared:
-            out.append(q if block == 1 else ratios[j] / q)
-        else:
-            out.append(r if w == block else Fraction(1))
-    return [r for r in out if r != 1]
-
-
-def _block_ok(kinks, n):
-    return len(kinks) < n or (len(kinks) == n and any(_residue(kinks, c) == 0 for c in itertools.product((0, 1), repeat=n)))
-
-
-def naive_two_block(phi, n):
-    """Theorem 9.6 for L = 2 by naive enumeration: each breakpoint of F in block 1, block 2 or both (3, ratio q in block 1).
-
-    The residue of a choice is affine in q for block 1 and in 1/q for
-    block 2, so two evaluations find its zero.
-    """
-    ratios = [b / a for a, b in zip(phi.slopes, phi.slopes[1:])]
-    for where in itertools.product((1, 2, 3), repeat=len(ratios)):
-        if sum(w != 2 for w in where) > n or sum(w != 1 for w in where) > n:
-            continue
-        shared = [j for j, w in enumerate(where) if w == 3]
-        if not shared:
-            if all(_block_ok(_kinks(ratios, where, block), n) for block in (1, 2)):
-                return True
-            continue
-        (c,) = shared  # a second shared breakpoint would need n + 1 kinks in a block when m ≥ 2n − 1
-        candidates = {Fraction(1), ratios[c]}
-        for block, (qa, qb) in ((1, (Fraction(1, 7), Fraction(2, 7))), (2, (Fraction(7), Fraction(7, 2)))):
-            ka, kb = _kinks(ratios, where, block, c, qa), _kinks(ratios, where, block, c, qb)
-            if len(ka) != n or len(kb) != n:
-                continue
-            xa, xb = (qa, qb) if block == 1 else (1 / qa, 1 / qb)
-            for choice in itertools.product((0, 1), repeat=n):
-                ya, yb = _residue(ka, choice), _residue(kb, choice)
-                if ya != yb:
-                    root = xa - ya * (xb - xa) / (yb - ya)
-                    if root > 0:
-                        candidates.add(root if block == 1 else 1 / root)
-        if any(all(_block_ok(_kinks(ratios, where, block, c, q), n) for block in (1, 2)) for q in candidates):
-            return True
-    return False
-
-
 def test_two_block_verdicts_against_the_naive_enumeration():
     rng = np.random.default_rng(7)
     verdicts = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
@@ -179,11 +122,43 @@ def test_two_block_verdicts_against_the_naive_enumeration():
     assert min(verdicts.values()) >= 3, verdicts
 
 
-def test_not_monotone_is_unknown():
-    down = np.array([[-3]])
-    block = Instance(np.array([[1]]), down, skip=np.array([[1]]))  # x − 3 relu(x): slopes 1, −2
-    verdict = line_stacks.decide(Stack([block, block]))
-    assert verdict.status == UNKNOWN and verdict.witness is None
+def test_width_one_not_constant_on_a_half_line_is_not_absorbable():
+    """Corollary 9.8, also for a folding F; its premise checked on random residual-free width-one stacks."""
+    block = Instance(np.array([[1]]), np.array([[-3]]), skip=np.array([[1]]))  # x − 3 relu(x): slopes 1, −2
+    assert line_stacks.decide(Stack([block, block])).status == NOT_ABSORBABLE
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        blocks = [block_instance(residual_block(rng, 1), {"W_up": rng.integers(-3, 4, (1, 1)), "b_up": rng.integers(-3, 4, 1),
+                                                          "W_down": rng.integers(-3, 4, (1, 1)), "b_down": rng.integers(-3, 4, 1)}, "test")
+                  for _ in range(2)]
+        probe = [Fraction(x) for x in (-1000, -999, 999, 1000)]
+        values = [_free_value(blocks, x) for x in probe]
+        assert values[0] == values[1] or values[2] == values[3]
+
+
+def _free_value(blocks, x):
+    for block in blocks:
+        up, b_up, down, b_down = (fractions(block, key) for key in ("W_up", "b_up", "W_down", "b_down"))
+        x = sum(w * max(u * x + b, 0) for u, b, w in zip(up[:, 0], b_up, down[0])) + b_down[0]
+    return x
+
+
+def test_folding_composites_are_witnessed_or_unknown():
+    """F not monotone: only exact witnesses (Proposition 9.7) or unknown; some witnesses absorb only as a whole."""
+    rng = np.random.default_rng(13)
+    statuses, whole_only = {ABSORBABLE: 0, UNKNOWN: 0}, 0
+    for _ in range(200):
+        n = int(rng.integers(2, 5))
+        stack = Stack([residual_block(rng, n, kinks=5) for _ in range(2)])
+        if line_map(stack).strictly_monotone():
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status in statuses
+        statuses[verdict.status] += 1
+        if verdict.status == ABSORBABLE:
+            assert line_equal(stack, free_stack(stack, verdict.witness))
+            whole_only += not all(line_block_absorbs(block) for block in stack.blocks)
+    assert min(statuses.values()) >= 3 and whole_only >= 3, (statuses, whole_only)
 
 
 def test_three_blocks_with_every_block_full():
