@@ -12,7 +12,8 @@ Counts, per (d, n):
 - ``whole_only``: some block does not absorb on its own, but Theorem 9.6
   (on R) or fitting found a residual-free stack of the same widths that the
   exact region enumeration proves equal (the first ``--keep`` of each
-  (d, n) are written to ``--instances`` with their witnesses);
+  (d, n) in which no block absorbs on its own are written to
+  ``--instances`` with their witnesses);
 - ``proven_not``: a theorem of MATH.md §9 proves that no residual-free
   stack of the same widths equals it;
 - ``unknown``: none of these.
@@ -116,6 +117,11 @@ def classify(job: tuple) -> dict:
     return record
 
 
+def none_absorbs(record: dict) -> bool:
+    """Whether every block is proven not to absorb on its own."""
+    return bool(record["blocks"]) and all(status == "not_absorbable" for status in record["blocks"])
+
+
 def shape_key(record: dict) -> str:
     return f"d={record['d']},n={record['n']}"
 
@@ -137,6 +143,7 @@ def summarise(records: list, options: dict, seconds: float) -> dict:
     return {
         "options": options, "stacks": len(records), "wall_seconds": round(seconds, 1),
         "counts": {key: dict(counter) for key, counter in sorted(by_width.items())},
+        "whole_only_no_block_absorbs": dict(Counter(shape_key(r) for r in records if r["category"] == "whole_only" and none_absorbs(r))),
         "counts_on_the_line": {key: dict(counter) for key, counter in sorted(by_monotone.items())},
         "totals": dict(Counter(r["category"] for r in records)),
         "theorems": dict(theorems),
@@ -200,7 +207,7 @@ def main(argv=None) -> int:
                 by_index[record["index"]].update(record)
     kept = Counter()
     for record in records:
-        if record["category"] == "whole_only" and kept[shape_key(record)] < args.keep and args.instances:
+        if record["category"] == "whole_only" and none_absorbs(record) and kept[shape_key(record)] < args.keep and args.instances:
             kept[shape_key(record)] += 1
             again = classify((record["index"], dict(options, save=True)))
             record["files"] = again.get("files")

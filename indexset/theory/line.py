@@ -23,6 +23,7 @@ False
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -78,7 +79,7 @@ class LineMap:
         x = Fraction(x)
         if not self.breakpoints:
             return self.anchor + self.slopes[0] * x
-        values = self.values()
+        values = self._values
         j = bisect.bisect_right(self.breakpoints, x) - 1
         if j < 0:
             return values[0] + self.slopes[0] * (x - self.breakpoints[0])
@@ -86,10 +87,15 @@ class LineMap:
 
     def values(self) -> list:
         """The values at the breakpoints."""
+        return list(self._values)
+
+    @functools.cached_property
+    def _values(self) -> tuple:
+        # Computed once: every evaluation needs them, and compositions evaluate many times.
         out = [self.anchor]
         for t, u, s in zip(self.breakpoints, self.breakpoints[1:], self.slopes[1:]):
             out.append(out[-1] + s * (u - t))
-        return out
+        return tuple(out)
 
     def jumps(self) -> tuple:
         """The slope change at each breakpoint (right slope minus left slope)."""

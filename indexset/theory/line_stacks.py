@@ -21,13 +21,11 @@ split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
 where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n and no split
 without a shared breakpoint, or F not strictly monotone. For a folding F
-of two blocks it first tries the one-fold reparametrisations of
-Proposition 9.7 (:func:`one_fold`), a sufficient search.
+it first tries the sufficient searches of :mod:`indexset.theory.line_folds`.
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -35,11 +33,11 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory.line import LineMap, balanced, block_map, block_values, line_map, preimages
+from indexset.theory import line_folds
+from indexset.theory.line import LineMap, balanced, block_map, block_values, line_map
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
-IDENTITY = LineMap.of((), (Fraction(1),), Fraction(0))
 
 
 @dataclass
@@ -125,79 +123,29 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 
 
 def _folding(stack, target: LineMap, clock: Budget, facts: dict) -> LineVerdict:
-    """F not strictly monotone: the reparametrisations of Proposition 9.7 (two blocks) as a sufficient search, else unknown."""
-    found = one_fold(*(block_map(block) for block in stack.blocks), stack.n, clock) if stack.L == 2 else None
+    """F not strictly monotone: the sufficient searches of MATH.md §9.5 (Propositions 9.7 and 9.9), else unknown."""
+    n, layers = stack.n, stack.L
+    found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
         facts.update(fold=str(fold), fold_ratio=str(ratio))
         return LineVerdict(ABSORBABLE, f"F is not monotone; the fold h at y* = {fold} with slope ratio {ratio} makes h ∘ f_1 and "
-                                       f"f_2 ∘ h⁻¹ residual-free blocks of width {stack.n} (Proposition 9.7)",
-                           witness=[block_values(g, stack.n) for g in maps], facts=facts)
-    tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) gave no witness; " if stack.L == 2 else ""
-    why = clock.halt_reason() or (f"{tried}F on R is not strictly monotone, so a residual-free stack equal to it may fold or flatten "
-                                  "the line, and Theorem 9.6 covers strictly monotone F only (MATH.md §9.5)")
+                                       f"f_2 ∘ h⁻¹ residual-free blocks of width {n} (Proposition 9.7)",
+                           witness=[block_values(g, n) for g in maps], facts=facts)
+    found = line_folds.homeomorphic_first(target, n, clock) if n >= 2 else None
+    if found is not None:
+        first, last = found
+        facts.update(first_block_breakpoints=[str(t) for t in first.breakpoints])
+        identity = block_values(line_folds.IDENTITY, n)
+        return LineVerdict(ABSORBABLE, f"F is not strictly monotone; the homeomorphism H with breakpoints "
+                                       f"{[str(t) for t in first.breakpoints]} and F ∘ H⁻¹ are residual-free blocks of width {n}"
+                                       + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
+                           witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
+    tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
+    why = clock.halt_reason() or (f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; F on R is not strictly "
+                                  "monotone, so a residual-free stack equal to it may fold or flatten the line in its first "
+                                  "block, and Theorem 9.6 covers strictly monotone F only (MATH.md §9.5)")
     return LineVerdict(UNKNOWN, why, facts=facts)
-
-
-def one_fold(first: LineMap, second: LineMap, n: int, clock: Budget | None = None) -> tuple | None:
-    """A fold h (one breakpoint y*, slopes 1 and q) with h ∘ first and second ∘ h⁻¹ residual-free blocks of width n.
-
-    The folds tried are at the breakpoints of ``second`` and the images of
-    those of ``first`` (elsewhere both maps gain a breakpoint); ``q = 1``
-    is the pair itself. The slopes of h ∘ first are first's, times q where
-    first > y*, and those of second ∘ h⁻¹ are second's, times 1/q right of
-    y*: every jump and every subset condition of Lemma 9.5 is affine in q
-    (respectively 1/q), so their positive roots are the only q at which
-    either map can lose a breakpoint or become balanced. Those, q = 1 and
-    one q off them are checked, exactly: for each y* tried this covers every
-    q > 0. Other witnesses exist that are not of this form, so None proves
-    nothing.
-
-    Returns
-    -------
-    tuple or None
-        ``(y*, q, [h ∘ first, second ∘ h⁻¹])``.
-    """
-    clock = clock or Budget.of(None, None)
-    folds = sorted(set(second.breakpoints) | set(first.values()))
-    for fold in folds:
-        if clock.expired():
-            return None
-        inner = sorted(set(first.breakpoints) | set(preimages(first, fold)))
-        outer = sorted(set(second.breakpoints) | {fold})
-        ratios = _roots(_scaled_slopes(first, inner, first, fold))
-        ratios |= {1 / p for p in _roots(_scaled_slopes(second, outer, IDENTITY, fold))}
-        # Away from the roots every map's status is constant in q, so one q off them stands for all the others.
-        generic = next(Fraction(k) for k in itertools.count(2) if Fraction(k) not in ratios)
-        for ratio in sorted(ratios | {Fraction(1), generic}):
-            h = LineMap.of((fold,), (Fraction(1), ratio), fold)
-            maps = [h.after(first), second.after(h.inverse())]
-            if all(block_values(g, n) is not None for g in maps):
-                return fold, ratio, maps
-    return None
-
-
-def _scaled_slopes(phi: LineMap, points: list, level: LineMap, fold: Fraction) -> list:
-    """Each piece's slope of phi as an affine form (a, b) = a + b·t, scaled by t on the pieces where ``level`` > ``fold``."""
-    if not points:
-        return [(Fraction(0), phi.slopes[0]) if level(Fraction(0)) > fold else (phi.slopes[0], Fraction(0))]
-    inside = [(a + b) / 2 for a, b in itertools.pairwise(points)]
-    forms = []
-    for x in [points[0] - 1, *inside, points[-1] + 1]:
-        slope = phi.slopes[bisect.bisect_right(phi.breakpoints, x)]
-        forms.append((Fraction(0), slope) if level(x) > fold else (slope, Fraction(0)))
-    return forms
-
-
-def _roots(forms: list) -> set:
-    """The t > 0 where some jump of the piecewise slopes ``forms`` vanishes or some subset of jumps sums to the last slope."""
-    jumps = [(c - a, d - b) for (a, b), (c, d) in itertools.pairwise(forms)]
-    equations = list(jumps)
-    for choice in itertools.product((0, 1), repeat=len(jumps)):
-        picked = [j for j, x in zip(jumps, choice) if x]
-        equations.append((sum((j[0] for j in picked), Fraction(0)) - forms[-1][0],
-                          sum((j[1] for j in picked), Fraction(0)) - forms[-1][1]))
-    return {-a / b for a, b in equations if b != 0 and -a / b > 0}
 
 
 def _describe(split: list) -> str:

@@ -12,6 +12,7 @@ its own arithmetic.
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.solver import solve
-from indexset.theory import line_stacks
+from indexset.theory import line_folds, line_stacks
 from indexset.theory.line import LineMap, block_values, line_map
 from indexset.workflows import construct
 from indexset.workflows.explore import explore, witness_from_certificate
@@ -144,10 +145,10 @@ def _free_value(blocks, x):
 
 
 def test_folding_composites_are_witnessed_or_unknown():
-    """F not monotone: only exact witnesses (Proposition 9.7) or unknown; some witnesses absorb only as a whole."""
+    """F not monotone: only exact witnesses (Propositions 9.7, 9.9) or unknown; some witnesses absorb only as a whole."""
     rng = np.random.default_rng(13)
     statuses, whole_only = {ABSORBABLE: 0, UNKNOWN: 0}, 0
-    for _ in range(200):
+    for _ in range(100):
         n = int(rng.integers(2, 5))
         stack = Stack([residual_block(rng, n, kinks=5) for _ in range(2)])
         if line_map(stack).strictly_monotone():
@@ -159,6 +160,33 @@ def test_folding_composites_are_witnessed_or_unknown():
             assert line_equal(stack, free_stack(stack, verdict.witness))
             whole_only += not all(line_block_absorbs(block) for block in stack.blocks)
     assert min(statuses.values()) >= 3 and whole_only >= 3, (statuses, whole_only)
+
+
+def _random_map(rng, kinks, increasing):
+    points = sorted(set(Fraction(int(v), 2) for v in rng.choice(np.arange(-12, 13), size=kinks, replace=False)))
+    slopes = [Fraction(int(v)) for v in rng.choice([1, 2, 3] if increasing else [-3, -2, -1, 1, 2, 3], size=len(points) + 1)]
+    return LineMap.of(points, slopes, Fraction(int(rng.integers(-3, 4))))
+
+
+def test_homeomorphic_first_finds_a_planted_factorisation():
+    """F = g ∘ h with h increasing and g folding, n − 1 breakpoints each: the search must find a pair, and the pair is F."""
+    rng = np.random.default_rng(17)
+    found = 0
+    for _ in range(40):
+        n = int(rng.integers(2, 5))
+        h, g = _random_map(rng, n - 1, True), _random_map(rng, n - 1, False)
+        target = g.after(h)
+        if target.strictly_monotone():
+            continue
+        pair = line_folds.homeomorphic_first(target, n)
+        assert pair is not None
+        first, last = (block_instance(Instance(np.zeros((n, 1), dtype=np.int64), np.zeros((1, n), dtype=np.int64)),
+                                      block_values(phi, n), "test") for phi in pair)
+        assert all(s > 0 for s in pair[0].slopes)
+        probe = [Fraction(k, 4) for k in range(-80, 81)]
+        assert all(_free_value([first, last], x) == g(h(x)) for x in probe)
+        found += 1
+    assert found >= 10
 
 
 def test_three_blocks_with_every_block_full():
@@ -177,6 +205,22 @@ def test_three_blocks_with_every_block_full():
         else:
             assert verdict.status == NOT_ABSORBABLE
     assert decided
+
+
+# ================================================================ the bundled survey examples
+SURVEY_EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "instances" / "stacks").glob("whole_only_*[0-9].npz"))
+
+
+@pytest.mark.parametrize("path", SURVEY_EXAMPLES, ids=[p.name for p in SURVEY_EXAMPLES])
+def test_bundled_survey_examples_absorb_only_as_a_whole(path):
+    """Each kept survey stack: its witness is the same function (independent check), and no block absorbs on its own."""
+    stack, witness = Stack.load(path), Stack.load(path.with_name(path.stem + "_witness.npz"))
+    assert witness.residual_free and line_equal(stack, witness)
+    assert all(solve(block).status == NOT_ABSORBABLE for block in stack.blocks)
+
+
+def test_survey_examples_are_bundled():
+    assert len(SURVEY_EXAMPLES) >= 3
 
 
 # ================================================================ the family
