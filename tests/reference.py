@@ -459,6 +459,20 @@ def _stack_value(blocks, x):
     return x
 
 
+def stack_point_value(blocks, x):
+    """A ReLU stack on R^d at a rational point (a list of Fractions): a plain loop over Fractions read from the raw arrays."""
+    x = list(x)
+    for block in blocks:
+        up, b_up, down, b_down = (fractions(block, key) for key in ("W_up", "b_up", "W_down", "b_down"))
+        hidden = [max(sum(u * v for u, v in zip(row, x)) + b, 0) for row, b in zip(up, b_up)]
+        out = [sum(w * h for w, h in zip(row, hidden)) + b for row, b in zip(down, b_down)]
+        if not block.residual_free:
+            skip = fractions(block, "skip")
+            out = [o + sum(a * v for a, v in zip(row, x)) for o, row in zip(out, skip)]
+        x = out
+    return x
+
+
 def line_kinks(stack):
     """Every x where some unit of a ReLU stack on R changes sign (a superset of the kinks of the stack).
 

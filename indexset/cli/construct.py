@@ -60,8 +60,8 @@ FAMILY_OPTIONS = {  # family: (summary, the options of its spec in indexset.work
               ("layers", "d", "n", "k", "range", "activation", "biases", "skip")),
     "low-precision": ("integer weights in [−R, R] times a scale (R = 1: ternary), planted or not",
                       ("d", "n", "k", "range", "scale", "plant", "degeneracy", "activation")),
-    "whole-stack": ("two ReLU blocks on R that absorb their skips only as a whole (MATH.md §9.5)",
-                    ("n", "range")),
+    "whole-stack": ("two ReLU blocks on R (or lifted to R^d, units parallel to e_1) that absorb their skips only as a whole "
+                    "(MATH.md §9.5)", ("d", "n", "range")),
 }
 
 WITNESSED = ("whole-stack",)

@@ -227,3 +227,32 @@ def block_values(phi: LineMap, n: int) -> dict | None:
     at_zero = sum((w * max(u * 0 + b, 0) for u, b, w in zip(up, b_up, down)), Fraction(0))
     return {"W_up": up.reshape(n, 1), "b_up": b_up, "W_down": down.reshape(1, n),
             "b_down": np.array([phi(0) - at_zero], dtype=object)}
+
+
+def lift(values: dict, d: int, residual: bool) -> dict:
+    """A block on R (exact weights), acting on x_1 of R^d, with two more units per other coordinate (MATH.md §9.5, Proposition 9.10).
+
+    Residual (f): the pairs w·σ(x_1), −w·σ(−x_1) feed the first output
+    (w·x_1 each), the skip's first entry takes it back, the other entries are 1;
+    every unit row is a multiple of e_1. Residual-free (the witness): the
+    pairs σ(x_k), −σ(−x_k) write x_k to output k.
+    """
+    if d == 1:
+        return values
+    zero, one = Fraction(0), Fraction(1)
+    width, extra = len(values["b_up"]), 2 * (d - 1)
+    # The pairs' weight: 1, or −1 where 1 would make the skip singular.
+    weight = -one if residual and values["skip"][0, 0] == d - 1 else one
+    up = np.full((width + extra, d), zero, dtype=object)
+    down = np.full((d, width + extra), zero, dtype=object)
+    up[:width, 0], down[0, :width] = values["W_up"][:, 0], values["W_down"][0]
+    for k in range(1, d):
+        plus, minus = width + 2 * (k - 1), width + 2 * (k - 1) + 1
+        axis, target = (0, 0) if residual else (k, k)
+        up[plus, axis], up[minus, axis] = one, -one
+        down[target, plus], down[target, minus] = weight, -weight
+    out = {"W_up": up, "b_up": np.concatenate([values["b_up"], np.full(extra, zero, dtype=object)]), "W_down": down,
+           "b_down": np.concatenate([values["b_down"], np.full(d - 1, zero, dtype=object)])}
+    if residual:
+        out["skip"] = np.diag([values["skip"][0, 0] - (d - 1) * weight, *[one] * (d - 1)]).astype(object)
+    return out

@@ -31,10 +31,14 @@ import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from indexset.budget import Budget
+from indexset.model.instance import Instance, exact_value
+from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds
-from indexset.theory.line import LineMap, balanced, block_map, block_values, line_map
+from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, line_map
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -75,7 +79,7 @@ def applies(stack) -> bool:
     return stack.d == 1 and stack.activation == "relu" and stack.L >= 2 and not stack.residual_free
 
 
-def decide(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
+def decide(stack, *, time_limit: float | None = None, stop: threading.Event | None = None, width: int | None = None) -> LineVerdict:
     """Decide by Theorem 9.6 whether a ReLU stack on R equals a residual-free stack of the same width.
 
     Parameters
@@ -86,6 +90,8 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         Seconds for the split search; past it the answer is ``unknown``.
     stop : threading.Event, optional
         Set it to stop the search (``unknown``).
+    width : int, optional
+        Width of the residual-free blocks sought (default: the stack's).
 
     Returns
     -------
@@ -93,13 +99,13 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     """
     clock = Budget.of(time_limit, stop)
     target = line_map(stack)
-    n, layers, m = stack.n, stack.L, len(target.breakpoints)
+    n, layers, m = width or stack.n, stack.L, len(target.breakpoints)
     facts = {"L": layers, "n": n, "m": m, "ratios": [str(r) for r in target.ratios()] if target.strictly_monotone() else None}
     if n == 1 and target.slopes[0] != 0 and target.slopes[-1] != 0:
         return LineVerdict(NOT_ABSORBABLE, "every residual-free ReLU block of width 1 on R is constant on a half-line, so is every "
                                            "stack of them, and F is constant on neither", WIDTH_ONE, facts=facts)
     if not target.strictly_monotone():
-        return _folding(stack, target, clock, facts)
+        return _folding(stack, target, n, clock, facts)
     search = _Search(target.ratios(), layers, n, clock)
     split = search.without_sharing()
     if split is None and layers == 2 and m == 2 * n - 1 and not clock.expired():
@@ -122,9 +128,9 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
                                        f"them among {layers} blocks of width {n} has every full block balanced", THEOREM, facts=facts)
 
 
-def _folding(stack, target: LineMap, clock: Budget, facts: dict) -> LineVerdict:
+def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
     """F not strictly monotone: the sufficient searches of MATH.md §9.5 (Propositions 9.7 and 9.9), else unknown."""
-    n, layers = stack.n, stack.L
+    layers = stack.L
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
@@ -146,6 +152,48 @@ def _folding(stack, target: LineMap, clock: Budget, facts: dict) -> LineVerdict:
                                   "monotone, so a residual-free stack equal to it may fold or flatten the line in its first "
                                   "block, and Theorem 9.6 covers strictly monotone F only (MATH.md §9.5)")
     return LineVerdict(UNKNOWN, why, facts=facts)
+
+
+def line_part(stack) -> Stack | None:
+    """The stack on R of x_1 when every block of a ReLU stack on R^d is x ↦ (φ(x_1), x_2, …, x_d), else None.
+
+    Read off the weights exactly: unit rows and the first output only on
+    e_1, no bias into the other outputs, skip diag(a, 1, …, 1).
+    """
+    if stack.d < 2 or stack.activation != "relu" or stack.residual_free:
+        return None
+    blocks = []
+    for block in stack.blocks:
+        up, down, skip, b_down = (np.asarray(exact_value(block, key), dtype=object) for key in ("W_up", "W_down", "skip", "b_down"))
+        rest = skip.copy()
+        rest[0, 0] = 1
+        if up[:, 1:].any() or down[1:, :].any() or b_down[1:].any() or not (rest == np.eye(stack.d, dtype=np.int64)).all():
+            return None
+        scale = block.denominator
+        skip_first = np.array([[scale]]) if block.skip is None else np.asarray(block.skip)[:1, :1]
+        b_first = None if block.b_down is None else np.asarray(block.b_down)[:1]
+        blocks.append(Instance(np.asarray(block.W_up)[:, :1], np.asarray(block.W_down)[:1, :], skip=skip_first,
+                               b_up=block.b_up, b_down=b_first, denominator=scale, source=block.source))
+    return Stack(blocks, source=f"x_1 of {stack.source}")
+
+
+def decide_lifted(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict | None:
+    """Proposition 9.10 on a stack of the form (φ_l(x_1), x_2, …): a lifted witness of the line, or None (sufficient only).
+
+    The line stack must be absorbable with width n − 2(d − 1); the other
+    coordinates then pass through σ(x_k) − σ(−x_k). None proves nothing.
+    """
+    line = line_part(stack)
+    width = stack.n - 2 * (stack.d - 1)
+    if line is None or width < 1:
+        return None
+    verdict = decide(line, time_limit=time_limit, stop=stop, width=width)
+    if verdict.status != ABSORBABLE:
+        return None
+    witness = [lift(values, stack.d, residual=False) for values in verdict.witness]
+    return LineVerdict(ABSORBABLE, f"every block is (φ_l(x_1), x_2, …, x_{stack.d}); on x_1: {verdict.reason} at width {width}; "
+                                   f"the other coordinates pass through two units each (Proposition 9.10)",
+                       witness=witness, facts=dict(verdict.facts, lifted_from_width=width))
 
 
 def _describe(split: list) -> str:

@@ -8,7 +8,9 @@
 2. on R (d = 1, ReLU, L ≥ 2) the decision of MATH.md §9.5
    (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
    exact region enumeration, or ``not_absorbable`` by Theorem 9.6 (the
-   composite strictly monotone) or Corollary 9.8 (width one);
+   composite strictly monotone) or Corollary 9.8 (width one); on R^d, for
+   stacks of blocks (φ_l(x_1), x_2, …, x_d), a lifted witness of the line
+   (Proposition 9.10), checked the same way;
 3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
    ``not_absorbable`` only when one of its theorems applies;
 4. seeded numerical fitting of residual-free stacks of the same widths
@@ -155,7 +157,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
                        complete=blockwise.complete)
 
     # 2. on the line: Theorem 9.6 decides strictly monotone composites, Proposition 9.7 witnesses some folding ones
-    if line_stacks.applies(stack):
+    if line_stacks.applies(stack) or line_stacks.line_part(stack) is not None:
         decided = _on_the_line(stack, stages, clock, stop, int(seed))
         if decided is not None:
             return decided
@@ -197,8 +199,13 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
 
 
 def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int) -> Result | None:
-    """Theorem 9.6 on a ReLU stack on R: a checked witness, a proof, or None (the theorem does not decide it)."""
-    verdict = line_stacks.decide(stack, time_limit=clock.share(0.5), stop=stop)
+    """Theorem 9.6 on a ReLU stack on R, or Proposition 9.10 on one lifted from R: a checked witness, a proof, or None."""
+    if stack.d == 1:
+        verdict = line_stacks.decide(stack, time_limit=clock.share(0.5), stop=stop)
+    else:
+        verdict = line_stacks.decide_lifted(stack, time_limit=clock.share(0.5), stop=stop)
+        if verdict is None:
+            return None
     stages["line"] = verdict.to_json()
     if verdict.status == NOT_ABSORBABLE:
         return _result(NOT_ABSORBABLE, f"{verdict.theorem}: {verdict.reason}", stages, clock,

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import line_block_absorbs, line_equal, naive_two_block
+from reference import line_block_absorbs, line_equal, naive_two_block, stack_point_value
 
 from indexset.cli.main import main
 from indexset.exact import pwl
@@ -63,6 +64,21 @@ def test_whole_stack_constructed_and_explored_on_the_line(tmp_path):
     assert all(not line_block_absorbs(block) for block in stack.blocks)
     for witness in (built, found):
         assert Stack.load(witness).residual_free and line_equal(stack, Stack.load(witness))
+
+
+def test_lifted_whole_stack_explored(tmp_path):
+    """construct whole-stack --d 2: explore exits 0 and its witness agrees with the stack at random rational points."""
+    stack_path, found = tmp_path / "lifted.npz", tmp_path / "found.npz"
+    made = subprocess.run([*CLI, "construct", "whole-stack", "--d", "2", "--n", "5", "--seed", "1", "-o", str(stack_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    process = explore(stack_path, "--witness", found, "--starts", "1", "--iterations", "1")
+    assert process.returncode == 0, process.stderr
+    stack, witness = Stack.load(stack_path), Stack.load(found)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        point = [Fraction(int(v), 4) for v in rng.integers(-40, 41, 2)]
+        assert stack_point_value(stack.blocks, point) == stack_point_value(witness.blocks, point)
 
 
 def test_exit_one_on_the_line():

@@ -11,12 +11,13 @@ its own arithmetic.
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import fractions, line_block_absorbs, line_equal, naive_two_block
+from reference import fractions, line_block_absorbs, line_equal, line_kinks, naive_two_block, stack_point_value
 
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
@@ -236,6 +237,28 @@ def test_whole_stack_family(n, seed):
     result = explore(stack, starts=1, iterations=1)
     assert result.status == ABSORBABLE and result.extension and result.target_class == "affine"
     assert line_equal(stack, witness_from_certificate(stack, result.certificate))
+
+
+@pytest.mark.parametrize("d, n, seed", [(2, 4, 0), (2, 6, 1), (3, 7, 2)])
+def test_lifted_whole_stack_family(d, n, seed):
+    """Parallel units on R^d (Proposition 9.10): witness equal at every x_1-kink of either, with random other coordinates."""
+    stack = construct.whole_stack(n=n, d=d, seed=seed)
+    assert stack.d == d and stack.n == n
+    assert all(not fractions(block, "W_up")[:, 1:].any() for block in stack.blocks)  # rank-one W_up: rows on e_1
+    witness = construct.witness_of(stack)
+    found = witness_from_certificate(stack, explore(stack, starts=1, iterations=1).certificate)
+    rng = np.random.default_rng(seed)
+    line = Stack([block_instance(Instance(np.zeros((n, 1), dtype=np.int64), np.zeros((1, n), dtype=np.int64)),
+                                 {"W_up": fractions(b, "W_up")[:, :1], "b_up": fractions(b, "b_up"), "W_down": fractions(b, "W_down")[:1],
+                                  "b_down": fractions(b, "b_down")[:1]}, "test") for b in witness.blocks])
+    kinks = sorted(set(line_kinks(line)) | {Fraction(0)})
+    for x1 in [kinks[0] - 1, *kinks, *[(a + b) / 2 for a, b in itertools.pairwise(kinks)], kinks[-1] + 1]:
+        point = [x1, *(Fraction(int(v), 7) for v in rng.integers(-50, 51, d - 1))]
+        value = stack_point_value(stack.blocks, point)
+        assert value == stack_point_value(witness.blocks, point) == stack_point_value(found.blocks, point)
+        assert value[1:] == point[1:]
+    for block in stack.blocks:
+        assert solve(block).status == NOT_ABSORBABLE
 
 
 def test_whole_stack_family_is_seeded():

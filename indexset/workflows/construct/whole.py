@@ -9,12 +9,20 @@ f_i has n breakpoints (h's fold sits on one of g_1's and one of g_2's), and
 λ is drawn until neither f_i passes the subset condition of Lemma 9.5, so
 neither block absorbs its skip on its own.
 
+For d ≥ 2 (``d``, the parallel-units case of MATH.md §9.5, Proposition
+9.10) the line stack of width n − 2(d − 1) acts on x_1 and every other
+coordinate passes through: f_l(x) = (f_l¹(x_1), x_2, …, x_d), all unit rows
+multiples of e_1 (rank-one W_up; the 2(d − 1) extra units come in pairs
+σ(x_1) − σ(−x_1) = x_1 into the first output, the skip compensating). The
+witness adds σ(x_k) − σ(−x_k) = x_k for each k ≥ 2.
+
 The witness stack travels in the file as metadata (``witness_W_up`` …
 over ``witness_denominator``); :func:`witness_of` reads it back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,7 +33,7 @@ from indexset.exact import pwl
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.theory.line import LineMap, balanced, block_values
+from indexset.theory.line import LineMap, balanced, block_values, lift
 from indexset.workflows.construct.spec import ATTEMPTS, Spec, check_int, params
 
 FOLDS = (Fraction(2), Fraction(1, 2), Fraction(3), Fraction(1, 3), Fraction(3, 2), Fraction(2, 3), Fraction(5, 2), Fraction(2, 5))
@@ -41,7 +49,10 @@ class WholeStackSpec(Spec):
     Parameters
     ----------
     n : int
-        Width of both blocks, n ≥ 2.
+        Width of both blocks, n ≥ 2 + 2(d − 1).
+    d : int
+        Input dimension; for d ≥ 2 the line stack of width n − 2(d − 1)
+        acts on x_1.
     range : int
         Jumps of g_1, g_2 are integers in [1, range]; breakpoints integers
         in [−max(range, n), max(range, n)] (g_2's around y*).
@@ -53,29 +64,31 @@ class WholeStackSpec(Spec):
     n: int = 3
     range: int = 3
     seed: int = 0
+    d: int = 1
 
     def __post_init__(self) -> None:
-        check_int("n", self.n, 2)
+        check_int("d", self.d, 1)
+        check_int("n", self.n, 2 * self.d)
         check_int("range", self.range, 1)
         check_int("seed", self.seed, 0)
 
 
 def whole_stack(**options) -> Stack:
-    """A two-block ReLU stack on R that absorbs only as a whole; options: :class:`WholeStackSpec`."""
+    """A two-block ReLU stack (on R, or lifted to R^d) that absorbs only as a whole; options: :class:`WholeStackSpec`."""
     return make_whole_stack(WholeStackSpec.of(options))
 
 
 def make_whole_stack(spec: WholeStackSpec) -> Stack:
     """The ``whole-stack`` of a validated spec, its witness checked by exact region enumeration."""
-    rng = np.random.default_rng(spec.seed)
+    rng, line = np.random.default_rng(spec.seed), dataclasses.replace(spec, d=1, n=spec.n - 2 * (spec.d - 1))
     for _ in range(ATTEMPTS):
-        first, second, fold = _homeomorphism(spec, rng, None), None, None
+        first, second, fold = _homeomorphism(line, rng, None), None, None
         t_star = first.breakpoints[int(rng.integers(len(first.breakpoints)))]
-        second = _homeomorphism(spec, rng, (first(t_star), set(first.values())))
+        second = _homeomorphism(line, rng, (first(t_star), set(first.values())))
         for i in rng.permutation(len(FOLDS)):
             fold = LineMap.of((first(t_star),), (Fraction(1), FOLDS[i]), first(t_star))
             blocks = (fold.inverse().after(first), second.after(fold))
-            if _neither_absorbs(blocks, spec.n) and len(second.after(first).breakpoints) == 2 * spec.n - 1:
+            if _neither_absorbs(blocks, line.n) and len(second.after(first).breakpoints) == 2 * line.n - 1:
                 return _stack(spec, blocks, (first, second))
     raise RuntimeError(f"no whole-stack example found in {ATTEMPTS} draws (n = {spec.n}, range = {spec.range})")
 
@@ -123,10 +136,11 @@ def _integers(values: list) -> tuple[list, int]:
 
 
 def _stack(spec: WholeStackSpec, maps: tuple, witness_maps: tuple) -> Stack:
-    numerators, den = _integers([_residual_values(f) for f in maps])
-    meta = {"params": np.array(params("whole_stack", spec.seed, n=spec.n, range=spec.range))}
+    width = spec.n - 2 * (spec.d - 1)
+    numerators, den = _integers([lift(_residual_values(f), spec.d, residual=True) for f in maps])
+    meta = {"params": np.array(params("whole_stack", spec.seed, n=spec.n, range=spec.range, d=spec.d))}
     blocks = [Instance(**values, activation="relu", denominator=den, source="construct whole-stack") for values in numerators]
-    witness, witness_den = _integers([block_values(g, spec.n) for g in witness_maps])
+    witness, witness_den = _integers([lift(block_values(g, width), spec.d, residual=False) for g in witness_maps])
     for key in WITNESS_KEYS:
         meta[f"witness_{key}"] = np.stack([w[key] for w in witness])
     meta["witness_denominator"] = np.array(witness_den, dtype=np.int64)
