@@ -25,8 +25,9 @@ def register(sub) -> None:
         "explore",
         help="search for a residual-free stack of the same widths equal to a ReLU/leaky-ReLU stack, checked exactly (MATH.md §9)",
         description="Decide whether a stack of ReLU or leaky-ReLU blocks equals a residual-free stack of the\n"
-                    "same widths: block by block first, then the necessary conditions of MATH.md §9, then\n"
-                    "seeded fitting whose candidates are checked exactly on every linear region.",
+                    "same widths: block by block first, then on R the split decision of MATH.md §9.5, then\n"
+                    "the necessary conditions of MATH.md §9, then seeded fitting; every witness is checked\n"
+                    "exactly on every linear region.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="stack .npz (a single block is a stack of one)")
