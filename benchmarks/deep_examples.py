@@ -15,6 +15,9 @@
 - ``relu_line_not_d1_n2.npz``: two ReLU blocks on R of width 2 with a
   strictly monotone composite of 4 breakpoints that no split makes two
   balanced pairs of: not absorbable by Theorem 9.6.
+- ``relu_fold_not_d1_n2.npz``: stack 18 of the survey (``explore_survey.py``
+  defaults): identity skips, width 2, a folding composite without a zero
+  slope, neither block absorbing: not absorbable by Theorem 9.11.
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -65,6 +68,13 @@ def line_not() -> Stack:
     return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.6")})
 
 
+def fold_not() -> Stack:
+    """On R, identity skips: x + 2σ(−x − 2) − 2σ(3x) − 2, then y − σ(−2y − 1) − 3σ(−3y + 1) + 1."""
+    first = Instance(np.array([[-1], [3]]), np.array([[2, -2]]), b_up=np.array([-2, 0]), b_down=np.array([-2]))
+    second = Instance(np.array([[-2], [-3]]), np.array([[-1, -3]]), b_up=np.array([-1, 1]), b_down=np.array([1]))
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.11")})
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = Path(argv[0]) if argv else REPOSITORY / "instances" / "stacks"
@@ -79,7 +89,8 @@ def main(argv=None) -> int:
     whole.save(folder / "relu_whole_d1_n3.npz")
     construct.witness_of(whole).save(folder / "relu_whole_d1_n3_witness.npz")
     line_not().save(folder / "relu_line_not_d1_n2.npz")
-    print(f"wrote 7 files to {folder}")
+    fold_not().save(folder / "relu_fold_not_d1_n2.npz")
+    print(f"wrote 8 files to {folder}")
     return 0
 
 

@@ -21,7 +21,9 @@ split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
 where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n and no split
 without a shared breakpoint, or F not strictly monotone. For a folding F
-it first tries the sufficient searches of :mod:`indexset.theory.line_folds`.
+it first tries the searches of :mod:`indexset.theory.line_folds`; for two
+blocks of width 2 and F without a zero slope they are complete together
+(Theorem 9.11), so there the answer is exact too.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from indexset.theory.line import LineMap, balanced, block_map, block_values, lif
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
+WIDTH_TWO = "MATH.md §9.5, Theorem 9.11 (two blocks of width two on R, F without a zero slope)"
 
 
 @dataclass
@@ -147,6 +150,16 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        f"{[str(t) for t in first.breakpoints]} and F ∘ H⁻¹ are residual-free blocks of width {n}"
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
+    if n == 2 and layers == 2 and all(slope != 0 for slope in target.slopes):
+        found = line_folds.folded_first(target)
+        if found is not None:
+            return LineVerdict(ABSORBABLE, f"F is not monotone; g_1 folds at a turning point of F whose two sides match lap by lap "
+                                           f"(Theorem 9.11), g_1 with breakpoints {[str(t) for t in found[0].breakpoints]}",
+                               witness=[block_values(g, n) for g in found], facts=facts)
+        if not clock.expired():
+            return LineVerdict(NOT_ABSORBABLE, "F on R is not strictly monotone and has no zero slope; no homeomorphic first block "
+                                               "(Proposition 9.9) and no first block folding at a turning point of F (the lap matching "
+                                               "of Theorem 9.11) gives two residual-free blocks of width 2", WIDTH_TWO, facts=facts)
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
     why = clock.halt_reason() or (f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; F on R is not strictly "
                                   "monotone, so a residual-free stack equal to it may fold or flatten the line in its first "

@@ -90,6 +90,17 @@ def test_exit_one_on_the_line():
     assert phi.strictly_monotone() and not naive_two_block(phi, 2)
 
 
+def test_exit_one_on_a_folding_composite():
+    process = explore(STACKS / "relu_fold_not_d1_n2.npz", "--json")
+    assert process.returncode == 1, process.stderr
+    payload = json.loads(process.stdout)
+    assert payload["status"] == "not_absorbable" and payload["certificate"]["kind"] == "theorem"
+    stack = Stack.load(STACKS / "relu_fold_not_d1_n2.npz")
+    phi = line_map(stack)
+    assert not phi.strictly_monotone() and all(s != 0 for s in phi.slopes)
+    assert not any(line_block_absorbs(block) for block in stack.blocks)
+
+
 def test_exit_three_when_unknown(tmp_path):
     rng = np.random.default_rng(3)
     path = tmp_path / "wide.npz"

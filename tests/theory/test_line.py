@@ -146,7 +146,7 @@ def _free_value(blocks, x):
 
 
 def test_folding_composites_are_witnessed_or_unknown():
-    """F not monotone: only exact witnesses (Propositions 9.7, 9.9) or unknown; some witnesses absorb only as a whole."""
+    """F not monotone: exact witnesses (Propositions 9.7, 9.9, Theorem 9.11), unknown, or Theorem 9.11's no at width 2."""
     rng = np.random.default_rng(13)
     statuses, whole_only = {ABSORBABLE: 0, UNKNOWN: 0}, 0
     for _ in range(100):
@@ -155,6 +155,9 @@ def test_folding_composites_are_witnessed_or_unknown():
         if line_map(stack).strictly_monotone():
             continue
         verdict = line_stacks.decide(stack)
+        if verdict.status == NOT_ABSORBABLE:  # only Theorem 9.11 proves a folding F impossible
+            assert n == 2 and all(slope != 0 for slope in line_map(stack).slopes)
+            continue
         assert verdict.status in statuses
         statuses[verdict.status] += 1
         if verdict.status == ABSORBABLE:
@@ -188,6 +191,46 @@ def test_homeomorphic_first_finds_a_planted_factorisation():
         assert all(_free_value([first, last], x) == g(h(x)) for x in probe)
         found += 1
     assert found >= 10
+
+
+def _free_width_two(rng):
+    return block_instance(Instance(np.zeros((2, 1), dtype=np.int64), np.zeros((1, 2), dtype=np.int64)),
+                          {"W_up": rng.choice([-2, -1, 1, 2], (2, 1)), "b_up": rng.integers(-3, 4, 2),
+                           "W_down": rng.choice([-3, -2, -1, 1, 2, 3], (1, 2)), "b_down": rng.integers(-3, 4, 1)}, "test")
+
+
+def test_width_two_searches_find_every_planted_pair():
+    """Theorem 9.11's completeness on planted witnesses: F = g_2 ∘ g_1 (width 2, F folding, no zero slope) is always found."""
+    rng = np.random.default_rng(21)
+    planted = 0
+    for _ in range(1500):
+        blocks = [_free_width_two(rng), _free_width_two(rng)]
+        stack = Stack(blocks)
+        target = LineMap.sampled(line_kinks(stack), lambda x, blocks=blocks: _free_value(blocks, x))
+        if target.strictly_monotone() or any(slope == 0 for slope in target.slopes):
+            continue
+        pair = line_folds.homeomorphic_first(target, 2) or line_folds.folded_first(target)
+        assert pair is not None, blocks
+        assert all(pair[1](pair[0](x)) == _free_value(blocks, x) for x in (Fraction(k, 3) for k in range(-40, 41)))
+        planted += 1
+    assert planted >= 60
+
+
+def test_width_two_folding_stacks_are_decided():
+    """n = 2, F folding without a zero slope: never unknown; every witness holds up independently."""
+    rng = np.random.default_rng(23)
+    statuses = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
+    for _ in range(300):
+        stack = Stack([residual_block(rng, 2, kinks=4) for _ in range(2)])
+        target = line_map(stack)
+        if target.strictly_monotone() or any(slope == 0 for slope in target.slopes):
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status in statuses
+        statuses[verdict.status] += 1
+        if verdict.status == ABSORBABLE:
+            assert line_equal(stack, free_stack(stack, verdict.witness))
+    assert min(statuses.values()) >= 3, statuses
 
 
 def test_three_blocks_with_every_block_full():
