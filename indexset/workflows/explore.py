@@ -156,7 +156,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
                        complete=blockwise.complete)
 
-    # 2. on the line: Theorem 9.6 decides strictly monotone composites, Proposition 9.7 witnesses some folding ones
+    # 2. on the line: Theorems 9.6 and 9.11 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
     if line_stacks.applies(stack) or line_stacks.line_part(stack) is not None:
         decided = _on_the_line(stack, stages, clock, stop, int(seed))
         if decided is not None:
