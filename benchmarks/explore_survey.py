@@ -157,6 +157,18 @@ def summarise(records: list, options: dict, seconds: float) -> dict:
     }
 
 
+def table(summary: dict) -> str:
+    """The BENCHMARKS.md table of a summary: one row per (d, n)."""
+    lines = ["| d | n | block-wise | only as a whole (no block absorbs) | proven not | unknown |", "|---|---|---|---|---|---|"]
+    for key, counts in summary["counts"].items():
+        d, n = (part.split("=")[1] for part in key.split(","))
+        whole = f"{counts.get('whole_only', 0)}"
+        if counts.get("whole_only"):
+            whole += f" ({summary['whole_only_no_block_absorbs'].get(key, 0)})"
+        lines.append(f"| {d} | {n} | {counts.get('blockwise', 0)} | {whole} | {counts.get('proven_not', 0)} | {counts.get('unknown', 0)} |")
+    return "\n".join(lines)
+
+
 def _dump(summary: dict, records: list) -> str:
     """The summary indented, one record per line (the file stays small and diffable)."""
     lines = ",\n".join("  " + json.dumps(record, default=str) for record in records)
@@ -180,7 +192,11 @@ def main(argv=None) -> int:
     parser.add_argument("--instances", default=str(REPOSITORY / "instances" / "stacks"), help="folder for stacks that absorb only as a whole, with their witnesses (default instances/stacks)")
     parser.add_argument("--keep", type=int, default=2, help="stacks that absorb only as a whole written per (d, n) (default 2)")
     parser.add_argument("--out", help="write the summary and every record as JSON here")
+    parser.add_argument("--table", metavar="JSON", help="print the table of an earlier result file and stop")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())["summary"]))
+        return 0
     widths = [int(w) for w in args.widths.split(",")]
     options = {"seed": args.seed, "widths": widths, "bound": args.bound, "dims": [int(d) for d in args.d.split(",")], "layers": args.layers, "activation": args.activation,
                "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances}

@@ -68,6 +68,17 @@ def row(kind: str, n: int, runs: list) -> dict:
             "median_s": round(statistics.median(seconds), 4) if seconds else None, "max_s": round(max(seconds), 4) if seconds else None}
 
 
+def table(rows: list) -> str:
+    """The BENCHMARKS.md table of the rows: widths across, one line per kind (median seconds)."""
+    widths = sorted({row["n"] for row in rows})
+    by_kind = {(row["kind"], row["n"]): row for row in rows}
+    lines = ["| n | " + " | ".join(str(n) for n in widths) + " |", "|---|" + "---|" * len(widths)]
+    for kind, label in (("whole", "whole-stack, median s"), ("negative", "proven negative, median s")):
+        cells = [by_kind.get((kind, n), {}).get("median_s") for n in widths]
+        lines.append(f"| {label} | " + " | ".join("–" if c is None else f"{c:.2g}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widths", default="2,3,4,5,6,7,8,10,12", help="widths of the whole-stack family (default 2,…,8,10,12)")
@@ -75,7 +86,11 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="stacks per width and kind (default 3)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", help="write the rows as JSON here")
+    parser.add_argument("--table", metavar="JSON", help="print the table of an earlier result file and stop")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())["rows"]))
+        return 0
     rows = []
     for n in (int(w) for w in args.widths.split(",")):
         rows.append(row("whole", n, [timed(construct.whole_stack(n=n, seed=s)) for s in range(args.seeds)]))
