@@ -571,3 +571,49 @@ def naive_two_block(phi, n):
         if any(all(_block_ok(_kinks(ratios, where, block, c, q), n) for block in (1, 2)) for q in candidates):
             return True
     return False
+
+
+def naive_split(phi, n, layers):
+    """Theorem 9.6 for L blocks and m ≥ L·n − 1 by naive enumeration: each breakpoint in one block, or one in a pair.
+
+    Block k's ratios left to right: F's where it alone has the breakpoint,
+    q (first of the pair) or r_c/q (second) at the shared one; a residue
+    is affine in q or in 1/q, so two evaluations find its zero.
+    """
+    ratios = [b / a for a, b in zip(phi.slopes, phi.slopes[1:])]
+    m = len(ratios)
+    pairs = [(a, b) for a in range(layers) for b in range(a + 1, layers)]
+
+    def kinks(owner, block, shared=None, pair=None, q=None):
+        out = []
+        for j, r in enumerate(ratios):
+            if j == shared:
+                out.append(q if block == pair[0] else (ratios[j] / q if block == pair[1] else Fraction(1)))
+            else:
+                out.append(r if owner[j] == block else Fraction(1))
+        return [r for r in out if r != 1]
+
+    for owner in itertools.product(range(layers), repeat=m):
+        if all(_block_ok(kinks(owner, k), n) for k in range(layers)):
+            return True
+    for shared in range(m):
+        for owner in itertools.product(range(layers), repeat=m):
+            if owner[shared] != 0:
+                continue
+            for pair in pairs:
+                candidates = {Fraction(1), ratios[shared]}
+                for block in pair:
+                    qa, qb = Fraction(1, 7), Fraction(2, 7)
+                    ka, kb = kinks(owner, block, shared, pair, qa), kinks(owner, block, shared, pair, qb)
+                    if len(ka) != n or len(kb) != n:
+                        continue
+                    xa, xb = (qa, qb) if block == pair[0] else (1 / qa, 1 / qb)
+                    for choice in itertools.product((0, 1), repeat=n):
+                        ya, yb = _residue(ka, choice), _residue(kb, choice)
+                        if ya != yb:
+                            root = xa - ya * (xb - xa) / (yb - ya)
+                            if root > 0:
+                                candidates.add(root if block == pair[0] else 1 / root)
+                if any(all(_block_ok(kinks(owner, k, shared, pair, q), n) for k in range(layers)) for q in candidates):
+                    return True
+    return False

@@ -14,12 +14,13 @@ r_j = F'(b_j+)/F'(b_j−):
 - a *split* gives every block a set of breakpoints; a block with n of them
   needs its set balanced, one with fewer needs nothing. For two blocks one
   breakpoint b_c may be shared, its ratio split as q · (r_c/q), q > 0 free:
-  the intermediate reparametrisation of Proposition 9.7.
+  the intermediate reparametrisation of Proposition 9.7; the same holds for
+  L blocks and m = L·n − 1.
 
 ``decide`` answers ``absorbable`` with the witness blocks built from the
 split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
-where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n and no split
+where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n − 1 and no split
 without a shared breakpoint, or F not strictly monotone. For a folding F
 it first tries the searches of :mod:`indexset.theory.line_folds`; for two
 blocks of width 2 and F without a zero slope they are complete together
@@ -111,7 +112,7 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return _folding(stack, target, n, clock, facts)
     search = _Search(target.ratios(), layers, n, clock)
     split = search.without_sharing()
-    if split is None and layers == 2 and m == 2 * n - 1 and not clock.expired():
+    if split is None and m == layers * n - 1 and not clock.expired():
         split = search.shared()
     facts["balanced_checks"] = len(search.memo)
     if split is not None:
@@ -124,9 +125,10 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     if clock.expired():
         return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
                                     "balanced checks", facts=facts)
-    if layers > 2 and m < layers * n:
+    if layers > 2 and m < layers * n - 1:
         return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints without a shared breakpoint works, and for L = {layers} "
-                                    f"< m/(n − 1) a breakpoint shared by blocks leaves free ratios Theorem 9.6 does not decide", facts=facts)
+                                    f"with L(n − 1) < m < L·n − 1 breakpoints shared by blocks leave free ratios Theorem 9.6 does not "
+                                    "decide", facts=facts)
     return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints and ratios {facts['ratios']}; no split of "
                                        f"them among {layers} blocks of width {n} has every full block balanced", THEOREM, facts=facts)
 
@@ -262,19 +264,28 @@ class _Search:
         return None
 
     def shared(self) -> list | None:
-        """Two blocks, m = 2n − 1: a breakpoint c in both, its ratio split q · (r_c/q) (Proposition 9.7)."""
-        m, n = len(self.ratios), self.n
+        """m = L·n − 1: a breakpoint c in two blocks, its ratio split q · (r_c/q), every block full (Proposition 9.7)."""
+        m, n, layers = len(self.ratios), self.n, self.layers
         for c in range(m):
             others = [j for j in range(m) if j != c]
             for first in itertools.combinations(others, n - 1):
-                if self.clock.expired():
-                    return None
-                second = tuple(j for j in others if j not in first)
-                q = self._common_ratio(tuple(sorted((*first, c))), tuple(sorted((*second, c))), c)
-                if q is not None:
-                    return [[q if j == c else (self.ratios[j] if j in first else Fraction(1)) for j in range(m)],
-                            [self.ratios[c] / q if j == c else (self.ratios[j] if j in second else Fraction(1)) for j in range(m)]]
+                rest = [j for j in others if j not in first]
+                for second in itertools.combinations(rest, n - 1):
+                    if self.clock.expired():
+                        return None
+                    if second < first:  # the pair is unordered: q ↦ r_c/q swaps the two
+                        continue
+                    q = self._common_ratio(tuple(sorted((*first, c))), tuple(sorted((*second, c))), c)
+                    if q is None:
+                        continue
+                    full = self._disjoint_full(tuple(j for j in rest if j not in second), layers - 2, 0)
+                    if full is not None:
+                        return [self._layer(first, c, q), self._layer(second, c, self.ratios[c] / q), *(self._layer(s) for s in full)]
         return None
+
+    def _layer(self, members, shared: int | None = None, ratio: Fraction | None = None) -> list:
+        """One block's ratios: F's at ``members``, ``ratio`` at the shared breakpoint, 1 elsewhere."""
+        return [ratio if j == shared else (self.ratios[j] if j in members else Fraction(1)) for j in range(len(self.ratios))]
 
     def _common_ratio(self, first: tuple, second: tuple, c: int) -> Fraction | None:
         """A q > 0 with ``first`` balanced at ratio q at c and ``second`` at r_c/q, or None."""

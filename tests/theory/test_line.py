@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import fractions, line_block_absorbs, line_equal, line_kinks, naive_two_block, stack_point_value
+from reference import fractions, line_block_absorbs, line_equal, line_kinks, naive_split, naive_two_block, stack_point_value
 
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
@@ -249,6 +249,59 @@ def test_three_blocks_with_every_block_full():
         else:
             assert verdict.status == NOT_ABSORBABLE
     assert decided
+
+
+def test_three_blocks_with_one_breakpoint_short_against_the_naive_enumeration():
+    """L = 3, m = 3n − 1: one breakpoint may be shared by two blocks; decided exactly, as a naive enumeration says."""
+    rng = np.random.default_rng(29)
+    verdicts = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
+    for _ in range(1000):
+        stack = Stack([residual_block(rng, 2, kinks=6) for _ in range(3)])
+        phi = line_map(stack)
+        if not phi.strictly_monotone() or len(phi.breakpoints) != 5:
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status == (ABSORBABLE if naive_split(phi, 2, 3) else NOT_ABSORBABLE)
+        if verdict.status == ABSORBABLE:
+            assert line_equal(stack, free_stack(stack, verdict.witness))
+        verdicts[verdict.status] += 1
+    for _ in range(40):  # planted: three increasing width-2 blocks, g_2 breaking where g_1 sends a breakpoint
+        stack = _planted_three(rng)
+        phi = line_map(stack)
+        if len(phi.breakpoints) != 5:
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status == ABSORBABLE and naive_split(phi, 2, 3)
+        assert line_equal(stack, free_stack(stack, verdict.witness))
+        verdicts[ABSORBABLE] += 1
+    assert min(verdicts.values()) >= 3, verdicts
+
+
+def _increasing_pair(rng, points):
+    """An increasing residual-free width-2 map on R with these two breakpoints: slopes s₀, s₀ + s₂, s₂."""
+    left, right = (Fraction(int(v)) for v in rng.integers(1, 4, 2))
+    return LineMap.of(sorted(points), (left, left + right, right), Fraction(int(rng.integers(-3, 4))))
+
+
+def _as_residual_block(phi):
+    """phi (at most 2 breakpoints) as a residual block of width 2: skip = slope at −∞, one unit relu(x − t) per breakpoint."""
+    points, jumps = list(phi.breakpoints), list(phi.jumps())
+    points += [Fraction(0)] * (2 - len(points))
+    jumps += [Fraction(0)] * (2 - len(jumps))
+    offset = phi(0) - sum(j * max(-t, 0) for t, j in zip(points, jumps))
+    den = int(np.lcm.reduce([Fraction(v).denominator for v in [*points, *jumps, offset, phi.slopes[0]]]))
+    return Instance(np.full((2, 1), den, dtype=np.int64), np.array([[int(j * den) for j in jumps]]),
+                    skip=np.array([[int(phi.slopes[0] * den)]]), b_up=np.array([int(-t * den) for t in points]),
+                    b_down=np.array([int(offset * den)]), denominator=den)
+
+
+def _planted_three(rng):
+    kinks = [Fraction(int(v)) for v in rng.choice(np.arange(-6, 7), 2, replace=False)]
+    first = _increasing_pair(rng, kinks)
+    meet = first(kinks[int(rng.integers(2))])
+    second = _increasing_pair(rng, [meet, meet + int(rng.choice([-3, -2, -1, 1, 2, 3]))])
+    third = _increasing_pair(rng, [Fraction(int(v)) for v in rng.choice(np.arange(-20, 21), 2, replace=False)])
+    return Stack([_as_residual_block(g) for g in (first, second, third)])
 
 
 # ================================================================ the bundled survey examples
