@@ -229,6 +229,11 @@ def block_values(phi: LineMap, n: int) -> dict | None:
             "b_down": np.array([phi(0) - at_zero], dtype=object)}
 
 
+def lifted_width(n: int, d: int) -> int:
+    """Width of the line stack inside a lifted stack of width n on R^d: two units go to each coordinate but x_1."""
+    return n - 2 * (d - 1)
+
+
 def lift(values: dict, d: int, residual: bool) -> dict:
     """A block on R (exact weights), acting on x_1 of R^d, with two more units per other coordinate (MATH.md §9.5, Proposition 9.10).
 
@@ -240,7 +245,8 @@ def lift(values: dict, d: int, residual: bool) -> dict:
     if d == 1:
         return values
     zero, one = Fraction(0), Fraction(1)
-    width, extra = len(values["b_up"]), 2 * (d - 1)
+    width = len(values["b_up"])
+    extra = lifted_width(width, 1) - lifted_width(width, d)
     # The pairs' weight: 1, or −1 where 1 would make the skip singular.
     weight = -one if residual and values["skip"][0, 0] == d - 1 else one
     up = np.full((width + extra, d), zero, dtype=object)

@@ -68,14 +68,22 @@ def one_fold(first: LineMap, second: LineMap, n: int, clock: Budget | None = Non
         outer = sorted(set(second.breakpoints) | {fold})
         ratios = _roots(_scaled_slopes(first, inner, first, fold))
         ratios |= {1 / p for p in _roots(_scaled_slopes(second, outer, IDENTITY, fold))}
-        # Away from the roots every map's status is constant in q, so one q off them stands for all the others.
-        generic = next(Fraction(k) for k in itertools.count(2) if Fraction(k) not in ratios)
-        for ratio in sorted(ratios | {Fraction(1), generic}):
+        for ratio in _candidates(ratios):
             h = LineMap.of((fold,), (Fraction(1), ratio), fold)
             maps = [h.after(first), second.after(h.inverse())]
             if all(block_values(g, n) is not None for g in maps):
                 return fold, ratio, maps
     return None
+
+
+def _candidates(roots: set) -> list:
+    """The q to check: the roots, q = 1 and one q off the roots.
+
+    Away from the roots every map's status is constant in q, so one q off
+    them stands for all the others.
+    """
+    generic = next(Fraction(k) for k in itertools.count(2) if Fraction(k) not in roots)
+    return sorted(roots | {Fraction(1), generic})
 
 
 def _scaled_slopes(phi: LineMap, points: list, level: LineMap, fold: Fraction) -> list:
@@ -138,14 +146,13 @@ def _first_with(target: LineMap, chosen: tuple, free: int | None, n: int) -> tup
     """H through ``chosen`` with F's ratios there (ratio q at ``free``), and F ∘ H⁻¹, if both are blocks for some q."""
     points, slopes = target.breakpoints, target.slopes
     base = _homeomorphism(points, slopes, chosen, free, Fraction(1))
-    ratios = {Fraction(1)}
+    ratios = [Fraction(1)]
     if free is not None:
         at, outer = points[free], target.after(base.inverse())
-        ratios |= _roots(_scaled_slopes(base, sorted(set(base.breakpoints) | {at}), IDENTITY, at))
+        roots = _roots(_scaled_slopes(base, sorted(set(base.breakpoints) | {at}), IDENTITY, at))
         image = sorted(set(outer.breakpoints) | set(base(t) for t in points))
-        ratios |= {1 / p for p in _roots(_scaled_slopes(outer, image, IDENTITY, base(at)))}
-        ratios.add(next(Fraction(k) for k in itertools.count(2) if Fraction(k) not in ratios))
-    for ratio in sorted(ratios):
+        ratios = _candidates(roots | {1 / p for p in _roots(_scaled_slopes(outer, image, IDENTITY, base(at)))})
+    for ratio in ratios:
         first = _homeomorphism(points, slopes, chosen, free, ratio)
         last = target.after(first.inverse())
         if block_values(first, n) is not None and block_values(last, n) is not None:

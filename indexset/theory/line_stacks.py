@@ -41,7 +41,7 @@ from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds
-from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, line_map
+from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -134,7 +134,7 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 
 
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """F not strictly monotone: the sufficient searches of MATH.md §9.5 (Propositions 9.7 and 9.9), else unknown."""
+    """F not strictly monotone: the searches of Propositions 9.7 and 9.9, and Theorem 9.11 at width two; else unknown."""
     layers = stack.L
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
@@ -199,7 +199,7 @@ def decide_lifted(stack, *, time_limit: float | None = None, stop: threading.Eve
     coordinates then pass through σ(x_k) − σ(−x_k). None proves nothing.
     """
     line = line_part(stack)
-    width = stack.n - 2 * (stack.d - 1)
+    width = lifted_width(stack.n, stack.d)
     if line is None or width < 1:
         return None
     verdict = decide(line, time_limit=time_limit, stop=stop, width=width)

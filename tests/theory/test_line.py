@@ -134,15 +134,8 @@ def test_width_one_not_constant_on_a_half_line_is_not_absorbable():
                                                           "W_down": rng.integers(-3, 4, (1, 1)), "b_down": rng.integers(-3, 4, 1)}, "test")
                   for _ in range(2)]
         probe = [Fraction(x) for x in (-1000, -999, 999, 1000)]
-        values = [_free_value(blocks, x) for x in probe]
+        values = [stack_point_value(blocks, [x])[0] for x in probe]
         assert values[0] == values[1] or values[2] == values[3]
-
-
-def _free_value(blocks, x):
-    for block in blocks:
-        up, b_up, down, b_down = (fractions(block, key) for key in ("W_up", "b_up", "W_down", "b_down"))
-        x = sum(w * max(u * x + b, 0) for u, b, w in zip(up[:, 0], b_up, down[0])) + b_down[0]
-    return x
 
 
 def test_folding_composites_are_witnessed_or_unknown():
@@ -188,7 +181,7 @@ def test_homeomorphic_first_finds_a_planted_factorisation():
                                       block_values(phi, n), "test") for phi in pair)
         assert all(s > 0 for s in pair[0].slopes)
         probe = [Fraction(k, 4) for k in range(-80, 81)]
-        assert all(_free_value([first, last], x) == g(h(x)) for x in probe)
+        assert all(stack_point_value([first, last], [x])[0] == g(h(x)) for x in probe)
         found += 1
     assert found >= 10
 
@@ -206,12 +199,12 @@ def test_width_two_searches_find_every_planted_pair():
     for _ in range(1500):
         blocks = [_free_width_two(rng), _free_width_two(rng)]
         stack = Stack(blocks)
-        target = LineMap.sampled(line_kinks(stack), lambda x, blocks=blocks: _free_value(blocks, x))
+        target = LineMap.sampled(line_kinks(stack), lambda x, blocks=blocks: stack_point_value(blocks, [x])[0])
         if target.strictly_monotone() or any(slope == 0 for slope in target.slopes):
             continue
         pair = line_folds.homeomorphic_first(target, 2) or line_folds.folded_first(target)
         assert pair is not None, blocks
-        assert all(pair[1](pair[0](x)) == _free_value(blocks, x) for x in (Fraction(k, 3) for k in range(-40, 41)))
+        assert all(pair[1](pair[0](x)) == stack_point_value(blocks, [x])[0] for x in (Fraction(k, 3) for k in range(-40, 41)))
         planted += 1
     assert planted >= 60
 

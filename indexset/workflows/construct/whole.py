@@ -33,7 +33,7 @@ from indexset.exact import pwl
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.theory.line import LineMap, balanced, block_values, lift
+from indexset.theory.line import LineMap, balanced, block_values, lift, lifted_width
 from indexset.workflows.construct.spec import ATTEMPTS, Spec, check_int, params
 
 FOLDS = (Fraction(2), Fraction(1, 2), Fraction(3), Fraction(1, 3), Fraction(3, 2), Fraction(2, 3), Fraction(5, 2), Fraction(2, 5))
@@ -80,7 +80,7 @@ def whole_stack(**options) -> Stack:
 
 def make_whole_stack(spec: WholeStackSpec) -> Stack:
     """The ``whole-stack`` of a validated spec, its witness checked by exact region enumeration."""
-    rng, line = np.random.default_rng(spec.seed), dataclasses.replace(spec, d=1, n=spec.n - 2 * (spec.d - 1))
+    rng, line = np.random.default_rng(spec.seed), dataclasses.replace(spec, d=1, n=lifted_width(spec.n, spec.d))
     for _ in range(ATTEMPTS):
         first, second, fold = _homeomorphism(line, rng, None), None, None
         t_star = first.breakpoints[int(rng.integers(len(first.breakpoints)))]
@@ -136,7 +136,7 @@ def _integers(values: list) -> tuple[list, int]:
 
 
 def _stack(spec: WholeStackSpec, maps: tuple, witness_maps: tuple) -> Stack:
-    width = spec.n - 2 * (spec.d - 1)
+    width = lifted_width(spec.n, spec.d)
     numerators, den = _integers([lift(_residual_values(f), spec.d, residual=True) for f in maps])
     meta = {"params": np.array(params("whole_stack", spec.seed, n=spec.n, range=spec.range, d=spec.d))}
     blocks = [Instance(**values, activation="relu", denominator=den, source="construct whole-stack") for values in numerators]
