@@ -69,4 +69,6 @@ class _CheckoutKernels:
 
 _here = Path(__file__).resolve().parent
 if not (_here / "native").is_dir() and (_here.parent / "native" / "__init__.py").is_file():
-    sys.meta_path.append(_CheckoutKernels(_here.parent / "native"))
+    # First: an editable installation's finder maps ``indexset.native`` to its own checkout, and
+    # this package may be another checkout (an older commit on PYTHONPATH, paired against it).
+    sys.meta_path.insert(0, _CheckoutKernels(_here.parent / "native"))

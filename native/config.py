@@ -61,12 +61,45 @@ def _compile_module(namespace: dict) -> None:
     """Replace every :class:`Kernel` in a module's namespace by its Numba dispatcher."""
     with _COMPILING:  # enumeration workers may make their first calls at once
         numba = _import_numba()
+        from numba.extending import intrinsic
+
+        # Intrinsics first: the kernels that call them are typed against them.
+        namespace.update({name: intrinsic(value.typer) for name, value in namespace.items() if isinstance(value, Intrinsic)})
         kernels = {name: value for name, value in namespace.items() if isinstance(value, Kernel) and value.dispatcher is None}
         dispatchers = {name: numba.njit(**value.options)(value.py_func) for name, value in kernels.items()}
         namespace.update(dispatchers)
         # Set last: a thread that sees a dispatcher (without the lock) sees every name rebound.
         for name, value in kernels.items():
             value.dispatcher = dispatchers[name]
+
+
+class Intrinsic:
+    """A kernel written as LLVM IR (a Numba ``@intrinsic``), built at its module's first compile.
+
+    Parameters
+    ----------
+    typer : callable
+        ``typer(typingctx, *argument_types) -> (signature, codegen)``, as
+        ``numba.extending.intrinsic`` takes it; it imports Numba and
+        llvmlite itself, so defining one loads neither.
+
+    Notes
+    -----
+    The first call of any kernel of the module replaces the name by the
+    Numba intrinsic, which only compiled kernels can call. It must live
+    in the file of the kernels that call it: Numba's cache keys a kernel by
+    its own file, so an intrinsic changed in another file would leave them
+    stale.
+    """
+
+    def __init__(self, typer) -> None:
+        self.typer = typer
+        functools.update_wrapper(self, typer)
+
+
+def intrinsic_kernel(typer) -> Intrinsic:
+    """Declare ``typer`` an indexset intrinsic (see :class:`Intrinsic`)."""
+    return Intrinsic(typer)
 
 
 def kernel(function=None, *, reorder_sums: bool = False, inline: bool = False):

@@ -25,11 +25,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import kernel
+from .config import intrinsic_kernel, kernel
 from .tree import LEAVES, LEVEL, NODES, PHASE, RETURNED, SOLUTIONS, Tree, Walk, new_walk
 
-__all__ = ["DONE", "FOUND", "PREFIX", "RUNNING", "Tree", "Walk", "advance_l1", "coordinate_window", "determined_l1", "determined_ok", "enumerate_box",
-           "estimate_tree", "holder_ok", "integers_in", "leaf_ok", "nearest_when_none", "new_walk", "start_below", "window"]
+__all__ = [
+    "DONE",
+    "FOUND",
+    "PREFIX",
+    "ROW_PADDING",
+    "RUNNING",
+    "Tree",
+    "Walk",
+    "advance_l1",
+    "coordinate_window",
+    "determined_l1",
+    "determined_ok",
+    "enumerate_box",
+    "estimate_tree",
+    "holder_ok",
+    "integers_in",
+    "leaf_ok",
+    "nearest_when_none",
+    "new_walk",
+    "plain_advance_l1",
+    "start_below",
+    "vector_lanes",
+    "window",
+]
 
 RUNNING = 0
 """Status: node budget used up; call again with the same state to go on."""
@@ -110,22 +132,8 @@ def determined_l1(value, limit):
     return np.rint(np.abs(value)) * (limit - DETERMINED_SLACK)
 
 
-@kernel(reorder_sums=True, inline=True)
-def advance_l1(W, bstar, i, diff, width, weight):
-    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its weighted ℓ1 norm ``Σ h_r·|W_i[r]|`` (cut 4).
-
-    ``weight`` holds the box half-widths h_r (1 on every column of the 0/1
-    box, 0 on the padding). In W's precision: float64, or float32 when the
-    tree's margins cover its error (``diff`` is rounded to it first). The
-    sum may be added up in any order (this kernel and every walk it is
-    inlined into are compiled with reassociation, so it vectorises); its
-    error is at most about N·u of the sum (u the unit roundoff), inside the
-    Hölder test's margin (MATH.md §6.1). Each W[i, r] is computed exactly
-    as written (no fused multiply–add). Numba inlines it into the walks,
-    which then pay no call for it; one loop serves every box, since a
-    second, unweighted loop inlined beside it slowed the walk
-    (BENCHMARKS.md, "The W update and its ℓ1 sum").
-    """
+def plain_advance_l1(W, bstar, i, diff, width, weight):
+    """:func:`advance_l1` as a plain loop: its reference (tests hold the vector code to it), runnable from Python."""
     step = W.dtype.type(diff)
     total = W.dtype.type(0.0)
     for r in range(width):
@@ -133,6 +141,141 @@ def advance_l1(W, bstar, i, diff, width, weight):
         W[i, r] = value
         total += weight[r] * abs(value)
     return total
+
+
+@kernel(inline=True)
+def advance_l1(W, bstar, i, diff, width, weight):
+    """Set ``W[i, :width] = W[i + 1, :width] + diff·bstar[i, :width]`` and return its weighted ℓ1 norm ``Σ h_r·|W_i[r]|`` (cut 4).
+
+    ``weight`` holds the box half-widths h_r (1 on every column of the 0/1
+    box, 0 on the padding). In W's precision: float64, or float32 when the
+    tree's margins cover its error (``diff`` is rounded to it first).
+    Written once, in explicit vectors (:func:`_advance_l1_vector`); Numba
+    inlines it into the walks, which then pay no call for it. The sum is
+    added up in another order than :func:`plain_advance_l1`'s, and each
+    W[i, r] and each term may be formed with a fused multiply–add; both
+    stay within the error bounds of the Hölder test's margin (MATH.md
+    §6.1). Callable from compiled code and, compiled, from Python; its
+    Python source is not (the reference is :func:`plain_advance_l1`).
+    """
+    return _advance_l1_vector(W, bstar, i, diff, width, weight)
+
+
+# --- The W update in explicit vectors (LLVM IR) ---
+
+ROW_PADDING = 16
+"""W, b* and the per-column arrays are padded with zero columns to a multiple of this many
+entries: the most lanes of any vector :func:`_advance_l1_vector` uses (float32 on AVX-512)."""
+
+WIDEST_VECTOR_BYTES = 64
+"""The widest vector the W update uses where the CPU has it: 64 (AVX-512), 32 (AVX2) or 16 (SSE2, every x86-64)."""
+
+ACCUMULATORS = 4
+"""Partial sums of the ℓ1 norm kept apart in the vector loop, so that consecutive vectors' additions need not wait on each other."""
+
+
+def vector_lanes(bits: int) -> int:
+    """Lanes of the vectors the W update uses for floats of ``bits`` bits, on the CPU Numba compiles for.
+
+    Numba compiles for the features LLVM reports for this CPU (or
+    ``NUMBA_CPU_FEATURES``); the width follows them, so a kernel in
+    Numba's cache, which is keyed by those features, has the width it was
+    built with. Under valgrind, which reports an AVX2 CPU, it is 256 bits.
+    """
+    from numba.core import config as numba_config
+
+    features = numba_config.CPU_FEATURES
+    if features is None:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features().flatten()
+    flags = set(features.split(","))
+    widest = 64 if "+avx512f" in flags else 32 if "+avx2" in flags or "+avx" in flags else 16
+    return min(widest, WIDEST_VECTOR_BYTES) * 8 // bits
+
+
+@intrinsic_kernel
+def _advance_l1_vector(typingctx, W, bstar, i, diff, width, weight):
+    """Typer of :func:`advance_l1`'s body (a Numba intrinsic): its signature and :func:`_emit_advance_l1`."""
+    return W.dtype(W, bstar, i, diff, width, weight), _emit_advance_l1
+
+
+def _emit_advance_l1(context, builder, signature, args):
+    """The IR of :func:`advance_l1`: vectors of :func:`vector_lanes` floats, ACCUMULATORS partial sums, one horizontal sum.
+
+    Full vectors first, in blocks of ACCUMULATORS, then the rest one at a
+    time; the last, partial vector has the weights of its lanes past
+    ``width`` set to zero, and stores into them ``W[i + 1, r] + diff·0``
+    (b*_i is zero past ``width``, the columns that levels above i
+    determine, and on the padding), which nothing reads at level i or
+    below. No scalar tail; rows are C-contiguous and padded to
+    :data:`ROW_PADDING`, so every vector lies inside its row.
+    """
+    from llvmlite import ir
+    from numba.core import cgutils, types
+
+    W_type, bstar_type, i_type, diff_type, width_type, weight_type = signature.args
+    W, bstar, i, diff, width, weight = args
+    float_type = context.get_value_type(W_type.dtype)
+    lanes = vector_lanes(W_type.dtype.bitwidth)
+    vector = ir.VectorType(float_type, lanes)
+    index = ir.IntType(64)
+    i = context.cast(builder, i, i_type, types.int64)
+    width = context.cast(builder, width, width_type, types.int64)
+    step = context.cast(builder, diff, diff_type, W_type.dtype)
+    W_array = context.make_array(W_type)(context, builder, W)
+    bstar_array = context.make_array(bstar_type)(context, builder, bstar)
+    weights = context.make_array(weight_type)(context, builder, weight).data
+
+    def row(array, level):
+        return builder.gep(array.data, [builder.mul(level, builder.extract_value(array.shape, 1))])
+
+    source, target = row(W_array, builder.add(i, index(1))), row(W_array, i)
+    direction = row(bstar_array, i)
+    module = builder.module
+    fmuladd = cgutils.get_or_insert_function(module, ir.FunctionType(vector, [vector] * 3), f"llvm.fmuladd.v{lanes}{_suffix(float_type)}")
+    fabs = cgutils.get_or_insert_function(module, ir.FunctionType(vector, [vector]), f"llvm.fabs.v{lanes}{_suffix(float_type)}")
+    reduce_add = cgutils.get_or_insert_function(module, ir.FunctionType(float_type, [float_type, vector]),
+                                                f"llvm.vector.reduce.fadd.v{lanes}{_suffix(float_type)}")
+    zero = ir.Constant(vector, [0.0] * lanes)
+    steps = builder.shuffle_vector(builder.insert_element(ir.Constant(vector, ir.Undefined), step, ir.Constant(ir.IntType(32), 0)),
+                                   ir.Constant(vector, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+    partials = [cgutils.alloca_once_value(builder, zero) for _ in range(ACCUMULATORS)]
+    align = W_type.dtype.bitwidth // 8
+
+    def load(base, k):
+        return builder.load(builder.bitcast(builder.gep(base, [k]), vector.as_pointer()), align=align)
+
+    def one(k, partial, keep=None):
+        value = builder.call(fmuladd, [steps, load(direction, k), load(source, k)])
+        builder.store(value, builder.bitcast(builder.gep(target, [k]), vector.as_pointer()), align=align)
+        weight_k = load(weights, k) if keep is None else builder.select(keep, load(weights, k), zero)
+        builder.store(builder.call(fmuladd, [weight_k, builder.call(fabs, [value]), builder.load(partial)]), partial)
+
+    full = builder.and_(width, index(-lanes))
+    blocks = builder.and_(width, index(-lanes * ACCUMULATORS))
+    with cgutils.for_range_slice(builder, index(0), blocks, index(lanes * ACCUMULATORS), inc=True) as (k, _):
+        for a, partial in enumerate(partials):
+            one(builder.add(k, index(a * lanes)), partial)
+    with cgutils.for_range_slice(builder, blocks, full, index(lanes), inc=True) as (k, _):
+        one(k, partials[0])
+    rest = builder.sub(width, full)
+    with builder.if_then(builder.icmp_signed(">", rest, index(0))):
+        rests = builder.shuffle_vector(builder.insert_element(ir.Constant(ir.VectorType(index, lanes), ir.Undefined), rest,
+                                                              ir.Constant(ir.IntType(32), 0)),
+                                       ir.Constant(ir.VectorType(index, lanes), ir.Undefined),
+                                       ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+        keep = builder.icmp_signed("<", ir.Constant(ir.VectorType(index, lanes), list(range(lanes))), rests)
+        one(full, partials[1 % ACCUMULATORS], keep)
+    total = builder.load(partials[0])
+    for partial in partials[1:]:
+        total = builder.fadd(total, builder.load(partial), flags=("reassoc",))
+    return builder.call(reduce_add, [ir.Constant(float_type, 0.0), total], fastmath=("reassoc",))
+
+
+def _suffix(float_type) -> str:
+    """LLVM's name of a float type in an intrinsic's name (``f32``, ``f64``)."""
+    return "f32" if str(float_type) == "float" else "f64"
 
 
 @kernel

@@ -53,7 +53,7 @@ bstar : ndarray of float64 or float32, shape (D, N)
     ``det_start``; float32 when the walk keeps W in single precision
     (its W then has the same type, and ``tol``, ``tol_abs`` and ``chalf``
     cover the error, MATH.md §6.1). N (here and in cinv, chalf, weight,
-    det_limit and the walk's W) is padded to a multiple of 4 with zero
+    det_limit and the walk's W) is padded to a multiple of ``ROW_PADDING`` with zero
     columns (∞ in chalf) at the end.
 cinv, chalf : ndarray of float64, shape (D, N)
     ``1/b*_i[r]`` and ``lbox[i, r]/|b*_i[r]|`` (0 and ∞ where b*_i[r] ≈ 0),

@@ -150,7 +150,7 @@ W, bstar = np.zeros((2, 8)), np.ones((1, 8))
 W[1] = np.arange(8) - 3.5
 plain_W = W.copy()  # before either call writes row 0
 compiled = kernels.advance_l1(W, bstar, 0, -0.5, 8, np.ones(8))
-plain = kernels.advance_l1.py_func(plain_W, bstar, 0, -0.5, 8, np.ones(8))
+plain = kernels.plain_advance_l1(plain_W, bstar, 0, -0.5, 8, np.ones(8))
 print(loaded_at_import, out[0] == out[1], out[0][1], compiled == plain == 16.0 and (W == plain_W).all(),
       all(isinstance(getattr(kernels, name), numba.core.registry.CPUDispatcher) for name in ("enumerate_box", "_enter_level", "advance_l1")))
 """

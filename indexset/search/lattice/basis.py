@@ -446,7 +446,7 @@ def _float_data(lattice: Lattice) -> None:
     bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
     widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
     lattice.exact = widest * max(bound, 1) < 2**62
-    extra = -N % 4  # the ambient dimension padded to a multiple of 4 for the unrolled kernel loops
+    extra = -N % native.ROW_PADDING  # every vector of the kernel's W update lies inside its row
     start, order = lattice.determined()
     # The kernel's column order: the coordinates by the level that determines them, so that those
     # W_i still changes in are a prefix (MATH.md §6.1, cut 6), then the padding.
