@@ -167,8 +167,9 @@ ROW_PADDING = 16
 """W, b* and the per-column arrays are padded with zero columns to a multiple of this many
 entries: the most lanes of any vector :func:`_advance_l1_vector` uses (float32 on AVX-512)."""
 
-WIDEST_VECTOR_BYTES = 64
-"""The widest vector the W update uses where the CPU has it: 64 (AVX-512), 32 (AVX2) or 16 (SSE2, every x86-64)."""
+WIDEST_VECTOR_BYTES = 32
+"""The widest vector the W update uses where the CPU has it (64 AVX-512, 32 AVX2, 16 SSE2): 32, since AVX-512's
+were no faster on the test files' rows (BENCHMARKS.md, "The W update and its ℓ1 sum")."""
 
 ACCUMULATORS = 4
 """Partial sums of the ℓ1 norm kept apart in the vector loop, so that consecutive vectors' additions need not wait on each other."""
