@@ -41,6 +41,7 @@ from indexset.theory import stacks
 from indexset.theory.degenerate import decide_degenerate
 from indexset.theory.nondegeneracy import find_degeneracy
 from indexset.theory.rank import rank_argument
+from indexset.theory.shortrun import Workers
 from indexset.theory.theorems import bias_inside_verdict, linear_fallback, necessity, theorem_result, theorem_verdict
 from indexset.trace import Trace
 
@@ -278,7 +279,8 @@ class _Verdict:
         if not self.degeneracy.nondegenerate:
             # The exact decision for degenerate weights (MATH.md §7, an extension):
             # only its proven answers replace "unknown". It spends the caller's remaining time.
-            decided = decide_degenerate(instance, tol=tol, budget=self.clock.timed_from_now(), trace=self.trace)
+            decided = decide_degenerate(instance, tol=tol, budget=self.clock.timed_from_now(), trace=self.trace,
+                                         workers=Workers(cluster=self.options.cluster, progress=self.options.progress))
             if decided is not None and decided.status == ABSORBABLE and self.options.target_class == BIAS_FREE and not _bias_free_witness(decided):
                 decided = None  # the §7 witness needs a bias inside σ: it says nothing about bias-free blocks
             if decided is not None and decided.decided:

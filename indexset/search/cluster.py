@@ -166,7 +166,7 @@ class Cluster:
                 self.close()
                 raise InputError("scheduler", f"the workers of {self.scheduler} cannot prepare indexset: {type(exc).__name__}: {exc}") from None
             return client
-        self._own_tracker = not _tracker_running()
+        self._own_tracker = not tracker_running()
         # Loopback only, no dashboard: nothing listens beyond this machine.
         cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
         self._owned.append(cluster)
@@ -223,7 +223,7 @@ class Cluster:
             except Exception:  # closing must not hide the answer
                 pass
         if self._own_tracker:
-            _stop_tracker()
+            stop_tracker()
             self._own_tracker = False
         if not self._given:
             self._client = None
@@ -235,14 +235,14 @@ class Cluster:
         self.close()
 
 
-def _tracker_running() -> bool:
+def tracker_running() -> bool:
     """Whether multiprocessing's resource tracker process is running."""
     from multiprocessing import resource_tracker
 
     return getattr(resource_tracker._resource_tracker, "_pid", None) is not None
 
 
-def _stop_tracker() -> None:
+def stop_tracker() -> None:
     """Stop multiprocessing's resource tracker and reap it, and every exited child.
 
     Spawning the local workers starts the tracker, which otherwise lives as

@@ -36,6 +36,7 @@ from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result
 from indexset.theory.canonical import HOMOGENEOUS, Classes, Form, canonical_form, classes_of, fmpq_array, merge_kind, zeros
 from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.flats import Absorbable, NotAbsorbable, Plan, class_data, decide_classes
+from indexset.theory.shortrun import Workers
 from indexset.trace import Trace
 
 __all__ = ["DegenerateTuning", "Plan", "argument", "build_witness", "decide_degenerate", "report"]
@@ -169,7 +170,7 @@ def _matches(form: Form, values: dict, act, rounded: bool) -> bool:
 
 # ====================================================== public entry
 def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, *, budget: Budget | None = None,
-                      tuning: DegenerateTuning | None = None, trace: Trace | None = None) -> Result | None:
+                      tuning: DegenerateTuning | None = None, trace: Trace | None = None, workers: Workers | None = None) -> Result | None:
     """Decide absorbability exactly on (possibly) degenerate weights (MATH.md §7).
 
     Parameters
@@ -191,6 +192,9 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
         The caller's trace: the decision records under its ``degenerate``
         key (created only when the argument applies), and the result's
         ``stages`` is that record.
+    workers : Workers, optional
+        Where long work (Lemma 7.7e's systems) may run, and who hears of
+        its progress (default: every core, no progress).
 
     Returns
     -------
@@ -211,7 +215,7 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
     with trace.stage("decide"):
         form, classes = classes_of(instance)
         trace.note(classes=classes.m, spare=classes.spare, free_classes=len(form.free), merge=merge_kind(instance.act))
-        outcome = _with_exact_constants(form, classes, budget, tuning)
+        outcome = _with_exact_constants(form, classes, budget, tuning, workers)
         trace.note(levels=[level.to_json() for level in outcome.levels])
     stages = trace.record
     elapsed = budget.elapsed()
@@ -228,15 +232,15 @@ def decide_degenerate(instance: Instance, tol=None, time_limit=None, stop=None, 
     return Result(UNKNOWN, reason, stages=stages, engine="degenerate", extension=True, time_s=elapsed)
 
 
-def _with_exact_constants(form: Form, classes: Classes, budget: Budget, tuning: DegenerateTuning):
+def _with_exact_constants(form: Form, classes: Classes, budget: Budget, tuning: DegenerateTuning, workers: Workers | None):
     """Prefer a plan that leaves a unit for every irrational constant σ(b)."""
     reserve = len(form.symbolic)
     if 0 < reserve <= classes.spare:
-        outcome = decide_classes(class_data(replace(classes, reserve=reserve)), budget, tuning)
+        outcome = decide_classes(class_data(replace(classes, reserve=reserve)), budget, tuning, workers)
         if isinstance(outcome, Absorbable):
             return outcome
         # The reserve was a preference, not part of the question: decide without it.
-    return decide_classes(class_data(classes), budget, tuning)
+    return decide_classes(class_data(classes), budget, tuning, workers)
 
 
 def argument(instance: Instance) -> str:

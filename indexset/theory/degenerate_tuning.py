@@ -45,6 +45,10 @@ class DegenerateTuning:
     """Lemma 7.7e's systems decided before the time of all of them is predicted; a prediction past the time allowed stops them."""
     short_lattice: LatticeTuning = SHORT_LATTICE
     """The lattice engine's tuning for Lemma 7.7e's systems (see :data:`SHORT_LATTICE`)."""
+    short_parallel_seconds: float = 20.0
+    """Lemma 7.7e's systems predicted to take longer than this (in one process) go to worker processes or the caller's Dask cluster."""
+    short_batch: int = 256
+    """Lemma 7.7e's systems handed to a worker at a time (each batch costs one message; a stop waits for at most one system per worker)."""
     max_short_seconds: float = 600.0
     """Predicted seconds of Lemma 7.7e's systems allowed without a time limit (with one, the time left is allowed)."""
     brute_width: int = 14

@@ -41,6 +41,7 @@ from indexset.text import count
 from indexset.theory.canonical import Classes
 from indexset.theory.degenerate_tuning import DegenerateTuning
 from indexset.theory.lowrank import RankQuestion, decide_rank
+from indexset.theory.shortrun import Workers
 
 
 # ====================================================== integer data
@@ -222,7 +223,7 @@ class SubCase:
 
 
 # ====================================================== the analysis
-def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
+def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning, workers: Workers | None = None):
     """Absorbable, NotAbsorbable or Undecided for the classes as given (MATH.md §7).
 
     A probe pass tries a few random flats of every 0/1 level (q = 0) for a
@@ -246,23 +247,23 @@ def decide_classes(data: ClassData, budget: Budget, tuning: DegenerateTuning):
     distinct = len(set(data.lines))
     levels = [Level(u, (s - u) // 2, 1 if u in (0, top) else math.comb(distinct, u)) for u in levels_of(s, top)]
     zero_levels = [level for level in levels if level.q == 0]
-    plan = _probe(data, zero_levels, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.probe_flats)
+    plan = _probe(data, zero_levels, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.probe_flats, workers)
     if plan is not None:
         return Absorbable(plan, tuple(levels))
     for level in sorted(levels, key=lambda item: (item.q == 0, item.most)):
-        plan = _run_level(data, level, _flat_bases(data, level.u, top), budget, tuning)
+        plan = _run_level(data, level, _flat_bases(data, level.u, top), budget, tuning, workers)
         if plan is not None:
             return Absorbable(plan, tuple(levels))
         if level.open:
             if budget.expired():
                 return Undecided(tuple(levels))
             unfinished = [other for other in zero_levels if not other.reached or other is level]
-            plan = _probe(data, unfinished, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.second_probe_flats)
+            plan = _probe(data, unfinished, top, budget.within(budget.share(tuning.probe_share)), tuning, rng, tuning.second_probe_flats, workers)
             return Absorbable(plan, tuple(levels)) if plan is not None else Undecided(tuple(levels))
     return NotAbsorbable(tuple(levels))
 
 
-def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng, count: int) -> Plan | None:
+def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: DegenerateTuning, rng, count: int, workers: Workers | None) -> Plan | None:
     """Try random flats of the levels in turn (at most ``count`` of each, fewer when ``probing`` ends) for a positive.
 
     Each sub-case gets at most a share of the probe's time left; the flats
@@ -282,7 +283,7 @@ def _probe(data: ClassData, levels: list, top: int, probing: Budget, tuning: Deg
             key, basis = drawn
             if key in level.done:
                 continue
-            outcome = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning)
+            outcome = _sub_case(data, basis, level.q, probing.within(probing.share(tuning.probe_share)), tuning, workers)
             if outcome.flipped is not None:
                 return Plan(basis, outcome.flipped, level.q)
             if outcome.how in REFUTED:
@@ -297,7 +298,7 @@ def levels_of(s: int, top: int) -> list[int]:
     return [u for u in range(min(s, top) + 1) if (s - u) % 2 == 0 or u == top]
 
 
-def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: DegenerateTuning) -> Plan | None:
+def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: DegenerateTuning, workers: Workers | None) -> Plan | None:
     """Examine every flat of one level: a plan, or None with the level's record filled in (open at the first open case)."""
     level.reached = True
     for key, basis in bases:
@@ -306,7 +307,7 @@ def _run_level(data: ClassData, level: Level, bases, budget: Budget, tuning: Deg
         if budget.expired():
             level.open.append(OpenCase("halted", f"{budget.halt_reason()} after {level.flats} of at most {level.most} flats"))
             return None
-        outcome = _sub_case(data, basis, level.q, budget, tuning)
+        outcome = _sub_case(data, basis, level.q, budget, tuning, workers)
         level.flats += 1
         if outcome.flipped is not None:
             return Plan(basis, outcome.flipped, level.q)
@@ -397,7 +398,7 @@ def _span_key(combo, d: int) -> tuple | None:
 
 
 # ====================================================== one sub-case
-def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: DegenerateTuning) -> SubCase:
+def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: DegenerateTuning, workers: Workers | None) -> SubCase:
     """The signs that absorb for this flat, or how it was refuted, or why it is open."""
     d = data.d
     Q = _complement([data.lines[k] for k in basis], d)  # d × w integer
@@ -412,7 +413,7 @@ def _sub_case(data: ClassData, basis: list, q: int, budget: Budget, tuning: Dege
             rows.append(r)
     if q == 0:
         return _zero_case(base, active, columns, rows, budget, tuning)
-    answer = decide_rank(RankQuestion(base, columns, rows, q), tuning, budget)
+    answer = decide_rank(RankQuestion(base, columns, rows, q), tuning, budget, workers)
     if answer.status == "found":
         return SubCase([active[i] for i in answer.chosen], "found")
     if answer.status == "refuted":

@@ -40,7 +40,8 @@ import numpy as np
 
 from indexset.budget import INTERRUPTED, TIME_LIMIT, Budget
 from indexset.theory.degenerate_tuning import DegenerateTuning
-from indexset.theory.shortside import decide_short_side, short_plan
+from indexset.theory.shortrun import Workers, run_short_side
+from indexset.theory.shortside import short_plan
 
 PRIME = 2_147_483_647
 """The modulus of the filter (2³¹ − 1: products of two residues fit int64)."""
@@ -186,8 +187,12 @@ def rank_bound(question: RankQuestion) -> int:
     return _rank(left) + _rank(top) - _rank(bordered)
 
 
-def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget) -> RankAnswer:
-    """Decide a :class:`RankQuestion` exactly, or leave it open past the tuning's budgets."""
+def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget, workers: Workers | None = None) -> RankAnswer:
+    """Decide a :class:`RankQuestion` exactly, or leave it open past the tuning's budgets.
+
+    ``workers``: where Lemma 7.7e's systems may run and who hears of their
+    progress (default: every core, no progress).
+    """
     groups = groups_of(question)
     base = flint.fmpz_mat(question.d, question.w, [v for row in question.base for v in row])
     if _rank(base) <= question.q:
@@ -212,7 +217,7 @@ def decide_rank(question: RankQuestion, tuning: DegenerateTuning, budget: Budget
         if plan.count > tuning.max_short_systems:
             short = {"systems": plan.count, "done": 0, "seconds": None, "limit": "max_short_systems"}
         else:
-            answer = decide_short_side(question, plan, tuning, budget)
+            answer = run_short_side(question, plan, tuning, budget, workers)
             if answer.status != "open":
                 return RankAnswer(answer.status, answer.chosen, answer.how)
             if answer.how in (TIME_LIMIT, INTERRUPTED):

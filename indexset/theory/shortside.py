@@ -36,8 +36,8 @@ from indexset.search.reduce import Reduction, known_kernel
 from indexset.search.system import plain_system
 from indexset.theory.degenerate_tuning import DegenerateTuning
 
-__all__ = ["SharedKernel", "ShortAnswer", "ShortPlan", "annihilator", "decide_short_side", "direction_system", "entry_bounds", "primitive_with_max",
-           "shared_kernel", "short_plan", "short_vectors"]
+__all__ = ["SharedKernel", "ShortAnswer", "ShortPlan", "annihilator", "decide_directions", "decide_short_side", "direction_system", "directions",
+           "entry_bounds", "primitive_with_max", "rank_at_most_one", "shared_kernel", "short_plan", "short_vectors"]
 
 DESCENT_LIMIT = 1000
 """Largest uniform threshold from which the thresholds are tuned one index at a time (above it the count is far past any budget)."""
@@ -226,7 +226,7 @@ def direction_system(question, vector=None, side: str = "column"):
     return plain_system(M, -(left @ np.array(question.base, dtype=object) @ right.T).reshape(-1))
 
 
-def _directions(plan: ShortPlan):
+def directions(plan: ShortPlan):
     """Every direction of the plan, lazily: None (B(z) = 0), then the short columns', then the short rows'."""
     yield None, "column"
     for a in short_vectors(plan.a_limits):
@@ -321,7 +321,7 @@ def _decide(question, shared: SharedKernel | None, direction: tuple, tuning: Deg
     return decide_system(system, budget=budget, seed=tuning.seed)
 
 
-def _rank_at_most_one(question, chosen: list) -> bool:
+def rank_at_most_one(question, chosen: list) -> bool:
     """rank B(z) ≤ 1 for z the indicator of ``chosen``, exactly."""
     total = flint.fmpz_mat([[int(v) for v in row] for row in question.base])
     for k in chosen:
@@ -330,13 +330,37 @@ def _rank_at_most_one(question, chosen: list) -> bool:
     return total.rank() <= 1
 
 
-def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: Budget, part: tuple = (0, 1)) -> ShortAnswer:
-    """Decide the systems of ``plan`` (MATH.md Lemma 7.7e); stop at the first solution.
+def decide_directions(question, shared: SharedKernel | None, batch: list, tuning: DegenerateTuning, budget: Budget) -> tuple:
+    """Decide the systems of the directions in ``batch`` in turn; stop at the first solution or the first left undecided.
+
+    Returns ``(status, chosen, done, how)``: ``found`` with the chosen
+    terms (rank ≤ 1 checked exactly), ``open`` with the budget's halt
+    reason or ``undecided``, or ``refuted`` (every system infeasible);
+    ``done`` counts the systems decided.
+    """
+    for done, direction in enumerate(batch, 1):
+        if budget.halt_reason() is not None:
+            return "open", None, done - 1, budget.halt_reason()
+        result = _decide(question, shared, direction, tuning, budget)
+        if result.status == FEASIBLE:
+            chosen = list(result.index_set)
+            if not rank_at_most_one(question, chosen):
+                raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
+            return "found", chosen, done, "short"
+        if result.status != INFEASIBLE:
+            return "open", None, done - 1, budget.halt_reason() or "undecided"
+    return "refuted", None, len(batch), "short"
+
+
+def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: Budget, part: tuple = (0, 1), start: int = 0,
+                      shared: SharedKernel | None = None) -> ShortAnswer:
+    """Decide the systems of ``plan`` in this process (MATH.md Lemma 7.7e); stop at the first solution.
 
     After ``tuning.short_probe`` systems the whole is predicted from their
     mean time; a prediction past the time allowed (the time left under a
     time limit, else ``tuning.max_short_seconds``) stops the work
-    (``open``, how ``time``).
+    (``open``, how ``time``). :func:`~indexset.theory.shortrun.run_short_side`
+    runs them on every core.
 
     Parameters
     ----------
@@ -350,27 +374,27 @@ def decide_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budge
         (k, K): decide only the systems whose position in the plan is k mod K,
         so that K processes can share the work; ``refuted`` then speaks for
         that part only. (0, 1): every system.
+    start : int
+        Skip the systems before this position (decided already); ``refuted``
+        then speaks for the others only.
+    shared : SharedKernel, optional
+        :func:`shared_kernel` of the question, when the caller has it.
     """
     index, parts = part
-    shared = shared_kernel(question)
+    shared = shared_kernel(question) if shared is None else shared
     began = time.perf_counter()
     predicted, done = None, 0
-    for position, direction in enumerate(_directions(plan)):
-        if position % parts != index:
+    for position, direction in enumerate(directions(plan)):
+        if position < start or position % parts != index:
             continue
         if done == tuning.short_probe and done:
             spent = time.perf_counter() - began
-            predicted = spent / done * plan.count / parts
+            predicted = spent / done * (plan.count - start) / parts
             remaining = budget.remaining()
             if predicted - spent > (tuning.max_short_seconds if remaining is None else remaining):
                 return ShortAnswer("open", None, "time", done, predicted)
-        result = _decide(question, shared, direction, tuning, budget)
-        done += 1
-        if result.status == FEASIBLE:
-            chosen = list(result.index_set)
-            if not _rank_at_most_one(question, chosen):
-                raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
-            return ShortAnswer("found", chosen, "short", done, predicted)
-        if result.status != INFEASIBLE:
-            return ShortAnswer("open", None, budget.halt_reason() or "undecided", done, predicted)
+        status, chosen, decided, how = decide_directions(question, shared, [direction], tuning, budget)
+        done += decided
+        if status != "refuted":
+            return ShortAnswer(status, chosen, how, done, predicted)
     return ShortAnswer("refuted", None, "short", done, predicted)
