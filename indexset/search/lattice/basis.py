@@ -444,7 +444,8 @@ def _float_data(lattice: Lattice) -> None:
     cperp2 = float(outside @ outside)
     radius2 = max(float(half @ half) - cperp2, 0.0) * (1 + 1e-9) + MARGIN
     bound = max(max(-int(lo), int(hi)) for lo, hi in zip(ylo, yhi))
-    widest = max(sum(abs(int(v)) for v in basis[r]) + abs(int(lattice.offset[r])) for r in range(N))
+    # Exact in int64: _check_numerics passed, so every entry is below 2⁴⁰ and a row's sum below 2⁶³.
+    widest = int((np.abs(basis.astype(np.int64)).sum(axis=1) + np.abs(lattice.offset.astype(np.int64))).max())
     lattice.exact = widest * max(bound, 1) < 2**62
     extra = -N % native.ROW_PADDING  # every vector of the kernel's W update lies inside its row
     start, order = lattice.determined()
@@ -482,7 +483,7 @@ def _kernel_columns(a: np.ndarray, extra: int, fill: float, columns: np.ndarray)
 
 def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
     """Refuse float Gram–Schmidt data whose error could approach the margins."""
-    if max(abs(int(v)) for v in np.concatenate([basis.ravel(), offset])) >= 2**40:
+    if _largest_entry(np.concatenate([basis.ravel(), offset])) >= 2**40:
         return "the reduced basis or target has entries too large for safe float pruning"
     diag = np.abs(np.diag(R))
     # Forward errors of R grow with this ratio (~ its condition): 1e4 keeps
@@ -496,6 +497,19 @@ def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.
     if error > max(1e-9, 1e-13 * largest):
         return f"Gram–Schmidt reconstruction error {error:.2e} is too large for safe float pruning"
     return None
+
+
+def _largest_entry(values: np.ndarray) -> int:
+    """``max |v|`` of an object array of Python ints, exactly (in int64 when every entry fits, |v| < 2⁶² then)."""
+    if not len(values):
+        return 0
+    try:
+        small = values.astype(np.int64)
+    except OverflowError:
+        return max(abs(int(v)) for v in values)
+    if -(2**62) < small.min() and small.max() < 2**62:  # −2⁶³ has no int64 absolute value
+        return int(np.abs(small).max())
+    return max(abs(int(v)) for v in values)
 
 
 def _box_bounds(Q: np.ndarray, half: np.ndarray) -> np.ndarray:
