@@ -507,7 +507,7 @@ def _largest_entry(values: np.ndarray) -> int:
         small = values.astype(np.int64)
     except OverflowError:
         return max(abs(int(v)) for v in values)
-    if -(2**62) < small.min() and small.max() < 2**62:  # −2⁶³ has no int64 absolute value
+    if small.min() > -(2**62) and small.max() < 2**62:  # −2⁶³ has no int64 absolute value
         return int(np.abs(small).max())
     return max(abs(int(v)) for v in values)
 
