@@ -15,7 +15,7 @@
 - ``relu_line_not_d1_n2.npz``: two ReLU blocks on R of width 2 with a
   strictly monotone composite of 4 breakpoints that no split makes two
   balanced pairs of: not absorbable by Theorem 9.6.
-- ``relu_fold_not_d1_n2.npz``: stack 18 of the survey (``explore_survey.py``
+- ``relu_fold_not_d1_n2.npz``: stack 18 of the survey (``run.py stacks``
   defaults): identity skips, width 2, a folding composite without a zero
   slope, neither block absorbing: not absorbable by Theorem 9.11.
 
@@ -33,7 +33,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 
-from explore_survey import draw  # noqa: E402
+from surveys import draw_stack  # noqa: E402
 
 from indexset.model.instance import Instance  # noqa: E402
 from indexset.model.stack import Stack  # noqa: E402
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     stack.save(folder / "leaky_whole_d2_n2.npz")
     witness.save(folder / "leaky_whole_d2_n2_witness.npz")
     relu_identity().save(folder / "relu_identity_d2_n2.npz")
-    survey, _ = draw(5, {"seed": 0, "widths": [4, 5, 6, 7, 8], "bound": 3, "dims": [2], "layers": 2, "activation": "relu"})
+    survey, _ = draw_stack(5, {"seed": 0, "widths": [4, 5, 6, 7, 8], "bound": 3, "dims": [2], "layers": 2, "activation": "relu"})
     survey.save(folder / "relu_odd_d2_n4.npz")
     whole = construct.whole_stack(n=3, seed=0)
     whole.save(folder / "relu_whole_d1_n3.npz")

@@ -1,75 +1,33 @@
-"""indexset against solvediophant, side by side: paired, alternating runs on the same 0/1 systems.
+"""The ``versus`` suite: indexset against solvediophant, paired and alternating, on the same systems.
 
-solvediophant (A. Wassermann's lattice solver for 0/1 systems) is not part
-of this project: build it yourself outside the repository and pass the
-binary with ``--solvediophant PATH``. Rows come from three sources:
+solvediophant (A. Wassermann's lattice solver for 0/1 and bounded integer
+systems) is not part of this project: pass its binary (``--solvediophant``),
+its ``Tests/`` folder (``--tests``, its script ``dotests`` beside it) and
+QOBLIB's market-split instances (``--qoblib``). The parts (``--part``), a
+table each: ``dotests`` (its test list, every file counted, against the
+script's counts and ``-bkz -beta40``); ``first`` (first solutions of its
+larger test files against its test script's setting, limited discrepancy
+search, its QOBLIB recipe and DFS ‖ LDS); ``qoblib`` (QOBLIB m = 8–12, the
+first instance of each size and DDD value, against DFS ‖ LDS); ``dense``
+((★) systems of constructed blocks, two counted, and small QOBLIB files,
+against its defaults); ``hard`` (the dense families at n = 76–100);
+``batch`` (one ``solve-system`` process over the small files against a
+solvediophant process per file); ``floor`` (``python -c "import numpy"``
+beside the dense rows that take solvediophant under 0.1 s).
 
-- instances built with ``indexset construct``: the (★) system of the block
-  (exact integers), written in solvediophant's input format; indexset runs
-  ``indexset solve BLOCK --json``;
-- QOBLIB market split ``.dat`` files (``--qoblib``): ``solve-system``;
-- solvediophant's own test files (``--sd-tests DIR``, its ``Tests/``
-  folder): every 0/1 file there (no ``BOUNDS`` line, or every bound 1; a
-  plain ``A x = b``: no ``% FREERHS``, ``% cutafter``, ``% stoploops`` or a
-  ``SELECTEDCOLUMNS`` that leaves columns out; ``% stopafter``: first
-  solution only), or those named by ``--sd-files``. Each file gives
-  two rows: by count (``solve-system --count`` against its test script's
-  ``-bkz -beta40``, ``--sd-count-settings``) and by first solution
-  (``solve-system`` against ``-t1`` with each of ``--sd-first-settings``:
-  the test script's setting, limited discrepancy search, its QOBLIB recipe
-  ``-bkz -beta56 -tours20 -lds20`` and its two-process recipe DFS ‖ LDS).
-  indexset reads a QOBLIB-form copy of the file written in the temporary
-  folder, or the file itself with ``--sd-native``. ``--sd-dotests``
-  instead takes the whole list of its test script ``dotests`` (bounded
-  integers and ``% FREERHS`` files too), by count, each file read by
-  indexset itself, against the script's counts and setting.
-
-Timing: each repetition runs indexset once and every solvediophant setting
-once (and the floor program, if asked), as whole processes, the order
-rotating with the repetition so that each program goes first in turn; each
-setting's run is paired with indexset's run of the same repetition. Wall
-time and CPU time (children's rusage: user + system) are recorded. A
-setting written ``A || B`` runs A and B as two processes at once and ends
-at the first of them that answers (a solution, or the end of a complete
-search: depth-first, or limited discrepancy search that ran out of
-discrepancies), as solvediophant's own ``start_parallel.bash`` does; its
-wall time runs until then, its CPU time is both processes'.
-``--long-after S`` stops repeating a row whose first repetition took more
-than S seconds in some program (the JSON says how many repetitions a row
-has).
-
-Answers are checked: the same status, every solution (both programs')
-solves the system exactly, equal counts by count (indexset's count,
-solvediophant's "Total number of solutions" and the solution lines it
-printed, and, for its test files, the count its test script ``dotests``
-expects); a count that differs is printed loudly and makes the exit status
-1. The summary gives medians and the median of the per-pair ratios indexset
-/ solvediophant, by wall time and by CPU time (per core), against the
-setting with the smallest median wall time; every setting's figures are in
-the JSON.
-
-With ``--baseline INDEXSET`` another indexset (an earlier commit's
-executable) runs the same command in the same rotation, and each row also
-gives the median ratio indexset / baseline: old against new, in one run.
-
-With ``--floor``, a third program runs in the same rotation: the Python
-interpreter that runs indexset, importing NumPy and nothing else
-(``python -c "import numpy"``): the least any NumPy-based program needs on
-this machine, so a row where it is slower than solvediophant is one that no
-Python solver can win as a whole process.
-
-    python benchmarks/versus.py --solvediophant /path/to/sd2 --repeat 3 --json versus.json
-    python benchmarks/versus.py --solvediophant /path/to/sd2 --rows none \\
-        --sd-tests /path/to/solvediophant/Tests --sd-files KM_Id9_t2_k3.txt,4-arcs.txt \\
-        --repeat 3 --long-after 60 --timeout 600 --json versus_sdtests.json
-
-Standard library (NumPy, when present, checks long lists of solutions), plus
-indexset for writing the (★) systems of constructed rows.
+Each repetition runs every program once as a whole process, the order
+rotating; a setting ``A || B`` runs A and B at once and ends at the first
+that answers, as solvediophant's ``start_parallel.bash`` does (its CPU time
+is both's). Answers are checked: the same status, every solution (both
+programs') solves the system exactly, equal counts (and the count
+``dotests`` expects). A row's summary gives medians and the median of the
+per-pair ratios indexset / solvediophant, by wall and CPU time, against the
+setting with the smallest median wall. ``--baseline INDEXSET`` runs another
+indexset (an earlier commit's) in the same rotation.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -84,11 +42,20 @@ import tempfile
 import time
 from pathlib import Path
 
-SETTINGS = ("", "-bkz -beta40", "-bkz -beta40 -lds20")
 SD_COUNT_SETTINGS = ("-bkz -beta40",)
-SD_FIRST_SETTINGS = ("-bkz -beta40", "-bkz -beta40 -lds20", "-bkz -beta56 -tours20 -lds20", "-bkz -beta40 || -bkz -beta40 -lds20")
+DFS_LDS = "-bkz -beta40 || -bkz -beta40 -lds20"
+SD_FIRST_SETTINGS = ("-bkz -beta40", "-bkz -beta40 -lds20", "-bkz -beta56 -tours20 -lds20", DFS_LDS)
+UNITALS_SETTINGS = ("-bkz -beta32", "-bkz -beta32 || -bkz -beta32 -lds20", DFS_LDS, "-bkz -beta56 -tours20 -lds20")
+"""The unitals' first solutions also against the setting of solvediophant's README for them (BKZ-32)."""
 
-ROWS = [  # (label, construct arguments) — the families of the comparison
+FIRST_FILES = ("KM_Id9_t2_k3.txt", "KM_PGL_2_25_7_8.txt", "4-arcs.txt", "KM_PSL_2_23_7_8.in", "unitals_v2.txt", "unitals_v1.txt")
+QOBLIB_FILES = tuple(f"ms_{m:02d}_{ddd}_{'001' if (m, ddd) == (9, '100') else '000'}.dat" for m in range(8, 13) for ddd in ("050", "100"))
+DENSE_QOBLIB = ("ms_04_100_003.dat", "ms_05_100_003.dat", "ms_06_100_002.dat", "ms_07_050_001.dat")
+BATCH_TESTS = ("KM_Id7_t2_k3.in", "kotsireas01.txt", "min.in", "min1.in", "min2.in", "min3.in", "KM_Id9_t2_k3.txt", "KM_Id9_t2_k3_2.txt",
+               "KM_PGL_2_25_7_8.txt", "4-arcs.txt")
+"""Beside QOBLIB m = 3–7 (every file), the small test files of the batch."""
+
+DENSE_ROWS = [  # (label, construct arguments)
     ("d2 R1000 unplanted n50", "random --d 2 --n 50 --range 1000 --seed 1"),
     ("d2 R1000 unplanted n60", "random --d 2 --n 60 --range 1000 --seed 1"),
     ("d2 R1000 unplanted n70", "random --d 2 --n 70 --range 1000 --seed 1"),
@@ -99,10 +66,26 @@ ROWS = [  # (label, construct arguments) — the families of the comparison
     ("d3 R30 planted n60", "planted --d 3 --n 60 --range 30 --seed 1"),
     ("d3 R30 planted n80", "planted --d 3 --n 80 --range 30 --seed 1"),
 ]
-COUNT_ROWS = [
-    ("count d2 planted n70", "planted --d 2 --n 70 --range 1000 --seed 1"),
-    ("count d3 planted n80", "planted --d 3 --n 80 --range 30 --seed 1"),
+COUNT_ROWS = [("count d2 planted n70", "planted --d 2 --n 70 --range 1000 --seed 1"), ("count d3 planted n80", "planted --d 3 --n 80 --range 30 --seed 1")]
+FLOOR_ROWS = ("d2 R1000 unplanted n50", "d2 R1000 unplanted n60", "d2 R1000 planted n60", "d3 R30 unplanted n60", "d3 R30 planted n60")
+HARD_ROWS = [  # (label, construct arguments, seconds per run)
+    ("d2 R1000 unplanted n76", "random --d 2 --n 76 --range 1000 --seed 1", 1200),
+    ("d2 R1000 unplanted n78", "random --d 2 --n 78 --range 1000 --seed 1", 1500),
+    ("d2 R1000 unplanted n80", "random --d 2 --n 80 --range 1000 --seed 1", 3600),
+    ("d3 R30 unplanted n90", "random --d 3 --n 90 --range 30 --seed 1", 1200),
+    ("d3 R30 planted n90", "planted --d 3 --n 90 --range 30 --seed 1", 1200),
+    ("d3 R30 planted n100", "planted --d 3 --n 100 --range 30 --seed 1", 900),
 ]
+
+PARTS = {  # the defaults of each part: paired runs, seconds per run, no more repetitions after a run this long, warm-up seconds
+    "dotests": {"repeat": 3, "timeout": 1500, "long_after": 60, "warmup": 20},
+    "first": {"repeat": 3, "timeout": 300, "long_after": 60, "warmup": 30},
+    "qoblib": {"repeat": 1, "timeout": 300, "long_after": float("inf"), "warmup": 20},
+    "dense": {"repeat": 3, "timeout": 600, "long_after": float("inf"), "warmup": 0},
+    "hard": {"repeat": 1, "timeout": None, "long_after": float("inf"), "warmup": 0},
+    "batch": {"repeat": 3, "timeout": 300, "long_after": float("inf"), "warmup": 0},
+    "floor": {"repeat": 5, "timeout": 600, "long_after": float("inf"), "warmup": 0},
+}
 
 
 # ---------------------------------------------------------------- systems
@@ -169,27 +152,6 @@ def read_sd(path: Path) -> dict:
     return {"A": A, "b": b, "bounds": bounds, "options": options, "selected": selected}
 
 
-def zero_one_files(folder: Path, names: list[str] | None) -> tuple[list[tuple[Path, dict]], list[str]]:
-    """The plain 0/1 systems of solvediophant's test folder (or of ``names`` there), and why each other file is left out."""
-    chosen, left_out = [], []
-    for path in sorted(folder.iterdir()) if names is None else [folder / name for name in names]:
-        if not path.is_file() or path.suffix == ".md":
-            continue
-        try:
-            system = read_sd(path)
-        except (ValueError, IndexError, OSError) as exc:
-            left_out.append(f"{path.name}: not read ({exc})")
-            continue
-        if system["bounds"] is not None and any(v != 1 for v in system["bounds"]):
-            left_out.append(f"{path.name}: bounds other than 1")
-        elif set(system["options"]) - {"stopafter"}:
-            left_out.append(f"{path.name}: {', '.join(system['options'])}")
-        elif not system["A"] or not system["A"][0]:
-            left_out.append(f"{path.name}: empty")
-        else:
-            chosen.append((path, system))
-    return chosen, left_out
-
 
 def expected_counts(folder: Path) -> dict[str, int]:
     """The solution counts solvediophant's test script ``dotests`` (next to its Tests/ folder) expects: its list FILESQUICK, in order."""
@@ -203,12 +165,6 @@ def expected_counts(folder: Path) -> dict[str, int]:
 
 def _write_sd(M, t, target: Path) -> None:
     lines = [f"{len(M)} {len(M[0]) if M else 0} 1"] + [" ".join(map(str, row + [rhs])) for row, rhs in zip(M, t)]
-    target.write_text("\n".join(lines) + "\n")
-
-
-def _write_dat(A, b, target: Path) -> None:
-    """QOBLIB form: 'm n', then each row of A followed by its right-hand side."""
-    lines = [f"{len(A)} {len(A[0])}"] + [" ".join(map(str, row + [rhs])) for row, rhs in zip(A, b)]
     target.write_text("\n".join(lines) + "\n")
 
 
@@ -249,6 +205,8 @@ def all_solve(M, t, vectors: list[list[int]], box: dict | None = None) -> bool:
     if max(abs(int(v)) for v in A.ravel()) * len(M[0]) < 2**62:
         A, Z = A.astype(np.int64), Z.astype(np.int64)
     return bool(((Z == 0) | (Z == 1)).all() and (np.array(t, dtype=A.dtype) == Z @ A.T).all())
+
+
 
 
 # ---------------------------------------------------------------- runs
@@ -472,8 +430,6 @@ def _summary(pairs: dict, expected: int | None = None) -> dict:
     return {"best_setting": best, **by_setting[best], "settings": by_setting}
 
 
-# ---------------------------------------------------------------- jobs
-
 
 def _interpreter(executable: str) -> str:
     """The Python interpreter named on the first line of a console script (this one's own otherwise)."""
@@ -491,84 +447,6 @@ def _sd_commands(sd: str, setting: str, count: bool, system_file: Path, folder: 
     return [[sd, *shlex.split(part), *([] if count else ["-t1"]), f"-o{folder / f'sd_{tag}_{k}.sol'}", str(system_file)] for k, part in enumerate(parts)]
 
 
-def constructed_jobs(args, folder: Path) -> list[dict]:
-    """The construct rows (and --count rows): (★) systems of built blocks."""
-    rows = [] if args.rows == "none" else [r for r in ROWS if args.rows == "all" or r[0] in args.rows.split(",")]
-    rows += [tuple(extra.split("=", 1)) for extra in args.extra]
-    specs = [(label, spec, False) for label, spec in rows] + ([(label, spec, True) for label, spec in COUNT_ROWS] if args.count else [])
-    jobs = []
-    for label, spec, count in specs:
-        block = folder / (re.sub(r"\W+", "_", label) + ".npz")
-        subprocess.run([args.indexset, "construct", *shlex.split(spec), "-o", str(block)], check=True, capture_output=True)
-        system_file = block.with_suffix(".txt")
-        M, t = write_system(block, system_file)
-        ours = [args.indexset, "solve", str(block), "--json"] + (["--count"] if count else [])
-        jobs.append({"label": label + (" (--count)" if count else ""), "M": M, "t": t, "count": count, "system_mode": False,
-                     "ours": ours, "system_file": system_file, "construct": spec})
-    return jobs
-
-
-def qoblib_jobs(args, folder: Path) -> list[dict]:
-    jobs = []
-    for spec in args.qoblib:
-        path = Path(spec)
-        M, t = read_dat(path)
-        system_file = folder / f"{path.stem}.txt"
-        _write_sd(M, t, system_file)
-        jobs.append({"label": path.stem, "M": M, "t": t, "count": False, "system_mode": True,
-                     "ours": [args.indexset, "solve-system", str(path), "--json"], "system_file": system_file})
-    return jobs
-
-
-def sd_test_jobs(args, folder: Path) -> list[dict]:
-    """Two rows per 0/1 test file of solvediophant: by count, by first solution."""
-    tests = Path(args.sd_tests)
-    names = [name.strip() for name in args.sd_files.split(",")] if args.sd_files else None
-    chosen, left_out = zero_one_files(tests, names)
-    for reason in left_out:
-        print(f"versus: left out {reason}", file=sys.stderr)
-    expected = expected_counts(tests)
-    modes = [m.strip() for m in args.sd_modes.split(",")]
-    jobs = []
-    for path, system in chosen:
-        A, b = system["A"], system["b"]
-        ours_file = path
-        if not args.sd_native:
-            ours_file = folder / f"{path.name}.dat"
-            _write_dat(A, b, ours_file)
-        for mode in modes:
-            count = mode == "count"
-            if count and "stopafter" in system["options"]:  # the file itself stops solvediophant early
-                print(f"versus: {path.name}: first solution only (% stopafter)", file=sys.stderr)
-                continue
-            ours = [args.indexset, "solve-system", str(ours_file), "--json"] + (["--count"] if count else [])
-            jobs.append({"label": f"{path.name} ({mode})", "M": A, "t": b, "count": count, "system_mode": True, "ours": ours,
-                         "system_file": path, "expected": expected.get(path.name) if count else None, "sd_settings": args.sd_count_settings if count else args.sd_first_settings})
-    return jobs
-
-
-def dotests_jobs(args, folder: Path) -> list[dict]:
-    """solvediophant's own test list (its ``dotests`` script): every file, counted, against its count and its setting ``-bkz -beta40``.
-
-    indexset reads each file itself, bounds, ``% FREERHS`` and all; both
-    programs' solutions (indexset's first, solvediophant's first thousand)
-    are checked exactly, in the file's columns, with their values and λ.
-    """
-    tests = Path(args.sd_tests)
-    expected = expected_counts(tests)
-    names = None if not args.sd_files else {name.strip() for name in args.sd_files.split(",")}
-    jobs = []
-    for name, count in expected.items():
-        if names is not None and name not in names:
-            continue
-        path = tests / name
-        system = read_sd(path)
-        box = {"bounds": system["bounds"], "free": "FREERHS" in system["options"], "selected": system["selected"]}
-        ours = [args.indexset, "solve-system", str(path), "--json", "--count"]
-        jobs.append({"label": f"{name} (count)", "M": system["A"], "t": system["b"], "count": True, "system_mode": True, "ours": ours,
-                     "system_file": path, "expected": count, "box": box, "sd_settings": args.sd_count_settings})
-    return jobs
-
 
 def _warm_up(argv: list[str], seconds: float) -> None:
     """One untimed run of indexset's command (stopped after ``seconds``): Numba's on-disk cache then holds every kernel it calls.
@@ -580,89 +458,258 @@ def _warm_up(argv: list[str], seconds: float) -> None:
         subprocess.run(argv, timeout=seconds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
+# ---------------------------------------------------------------- a batch in one process
+
+
+def batch_answers(run: dict, systems: dict) -> dict:
+    """Per file: status, count, in-process seconds and check, from the JSON Lines of one ``solve-system`` run over many files."""
+    answers = {}
+    for line in run["stdout"].splitlines():
+        try:
+            payload = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        name = payload.get("file")
+        if name not in systems:
+            continue
+        status = payload["status"]
+        answer = {"status": "sat" if status == "feasible" else "unsat" if status == "infeasible" else status, "count": payload.get("count"),
+                  "time_s": payload.get("time_s")}
+        if status == "feasible":
+            A, b, box = systems[name]
+            answer["checked"] = all_solve(A, b, [payload["solution"] + ([abs(payload["lambda"])] if box["free"] else [])], box)
+        answers[name] = answer
+    for name in systems:
+        answers.setdefault(name, {"status": "timeout" if run["code"] is None else "missing"})
+    return answers
+
+
+def batch(indexset: str, sd: str, files: list, settings: list, repeat: int, timeout: float, folder: Path) -> dict:
+    """One ``solve-system`` process over every file against one solvediophant process per file, each setting, paired and rotating."""
+    systems = {}
+    for name in files:
+        data = read_sd(Path(name))
+        systems[name] = (data["A"], data["b"], {"bounds": data["bounds"], "free": "FREERHS" in data["options"], "selected": data["selected"]})
+    ours = [indexset, "solve-system", *files, "--json"]
+    programs = [("indexset", None)] + [("sd", s) for s in settings]
+    repetitions = []
+    for rep in range(repeat):
+        shift = rep % len(programs)
+        result = {}
+        for who, setting in programs[shift:] + programs[:shift]:
+            if who == "indexset":
+                run = timed([ours], timeout, folder)
+                result["indexset"] = {"wall_s": round(run["wall_s"], 4), "cpu_s": round(run["cpu_s"], 4), "files": batch_answers(run, systems)}
+                continue
+            wall = cpu = 0.0
+            answers = {}
+            for k, name in enumerate(files):
+                run = timed(_sd_commands(sd, setting, False, Path(name), folder, str(k)), timeout, folder)
+                wall, cpu = wall + run["wall_s"], cpu + run["cpu_s"]
+                A, b, box = systems[name]
+                answers[name] = {**sd_answer(run, A, b, False, box), "wall_s": round(run["wall_s"], 4)}
+            result[setting] = {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "files": answers}
+        repetitions.append(result)
+    summary = {}
+    for setting in settings:
+        pairs = [(r["indexset"], r[setting]) for r in repetitions]
+        summary[setting] = {
+            "indexset_wall": statistics.median(a["wall_s"] for a, _ in pairs), "sd_wall": statistics.median(b["wall_s"] for _, b in pairs),
+            "indexset_cpu": statistics.median(a["cpu_s"] for a, _ in pairs), "sd_cpu": statistics.median(b["cpu_s"] for _, b in pairs),
+            "ratio_wall": statistics.median(a["wall_s"] / max(b["wall_s"], 1e-3) for a, b in pairs),
+            "ratio_cpu": statistics.median(a["cpu_s"] / max(b["cpu_s"], 1e-3) for a, b in pairs),
+            "differ": sorted({name for a, b in pairs for name in files if not _agree(a["files"][name], b["files"][name])}),
+        }
+    return {"files": files, "indexset_command": shlex.join(ours), "best_setting": min(settings, key=lambda s: summary[s]["sd_wall"]),
+            "summary": summary, "repetitions": repetitions}
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def constructed_jobs(indexset: str, rows: list, folder: Path, count: bool = False) -> list[dict]:
+    """Rows of constructed blocks: the block's (★) system written for solvediophant, ``indexset solve BLOCK`` for indexset."""
+    jobs = []
+    for label, spec, *_ in rows:
+        block = folder / (re.sub(r"\W+", "_", label) + ".npz")
+        subprocess.run([indexset, "construct", *shlex.split(spec), "-o", str(block)], check=True, capture_output=True)
+        system_file = block.with_suffix(".txt")
+        M, t = write_system(block, system_file)
+        ours = [indexset, "solve", str(block), "--json"] + (["--count"] if count else [])
+        jobs.append({"label": label + (" (--count)" if count else ""), "M": M, "t": t, "count": count, "system_mode": False,
+                     "ours": ours, "system_file": system_file, "construct": spec})
+    return jobs
+
+
+def file_jobs(indexset: str, paths: list, folder: Path, count: bool, expected: dict | None = None) -> list[dict]:
+    """Rows of system files, each read by both programs: QOBLIB ``.dat`` (written in solvediophant's format for it) or solvediophant's own."""
+    jobs = []
+    for path in paths:
+        if path.suffix == ".dat":
+            A, b = read_dat(path)
+            box, system_file, label = None, folder / f"{path.stem}.txt", path.stem
+            _write_sd(A, b, system_file)
+        else:
+            system = read_sd(path)
+            A, b, system_file, label = system["A"], system["b"], path, f"{path.name} ({'count' if count else 'first'})"
+            box = {"bounds": system["bounds"], "free": "FREERHS" in system["options"], "selected": system["selected"]}
+        ours = [indexset, "solve-system", str(path), "--json"] + (["--count"] if count else [])
+        jobs.append({"label": label, "M": A, "t": b, "count": count, "system_mode": True, "ours": ours, "system_file": system_file, "box": box,
+                     "expected": (expected or {}).get(path.name)})
+    return jobs
+
+
+def part_jobs(part: str, args, folder: Path) -> list[dict]:
+    """The rows of one part, with the solvediophant settings of each."""
+    tests = Path(args.tests) if args.tests else None
+    qoblib = Path(args.qoblib) if args.qoblib else None
+    need = {"dotests": [tests], "first": [tests], "qoblib": [qoblib], "dense": [qoblib]}.get(part, [])
+    if any(folder_ is None for folder_ in need):
+        raise SystemExit(f"versus: part {part} needs --tests and --qoblib where it reads their files")
+    if part == "dotests":
+        expected = expected_counts(tests)
+        jobs = file_jobs(args.indexset, [tests / name for name in expected], folder, True, expected)
+        settings = {job["label"]: SD_COUNT_SETTINGS for job in jobs}
+    elif part == "first":
+        jobs = file_jobs(args.indexset, [tests / name for name in FIRST_FILES], folder, False)
+        settings = {job["label"]: UNITALS_SETTINGS if "unitals" in job["label"] else SD_FIRST_SETTINGS for job in jobs}
+    elif part == "qoblib":
+        jobs = file_jobs(args.indexset, [qoblib / name for name in QOBLIB_FILES], folder, False)
+        settings = {job["label"]: (DFS_LDS,) for job in jobs}
+    elif part in ("dense", "floor"):
+        rows = DENSE_ROWS if part == "dense" else [row for row in DENSE_ROWS if row[0] in FLOOR_ROWS]
+        jobs = constructed_jobs(args.indexset, rows, folder) + (constructed_jobs(args.indexset, COUNT_ROWS, folder, True) if part == "dense" else [])
+        jobs += file_jobs(args.indexset, [qoblib / name for name in DENSE_QOBLIB], folder, False) if qoblib else []
+        settings = {job["label"]: ("",) for job in jobs}
+    else:  # hard
+        jobs = constructed_jobs(args.indexset, HARD_ROWS, folder)
+        for job, (_, _, seconds) in zip(jobs, HARD_ROWS):
+            job["timeout"] = seconds
+        settings = {job["label"]: ("", DFS_LDS) if "planted n" in job["label"] and "unplanted" not in job["label"] else ("",) for job in jobs}
+    only = [word.strip() for word in args.only.split(",")] if args.only else None
+    return [dict(job, sd_settings=settings[job["label"]]) for job in jobs if only is None or any(word in job["label"] for word in only)]
+
+
 def _line(row: dict) -> str:
     s = row["summary"]
     flag = "" if s["answers_agree"] else "   !!!!!!!! ANSWERS DIFFER: " + " ".join(map(str, s["statuses"])) + f" counts {s['counts']}"
-    return (f"{row['label']:<36} indexset {s['indexset_wall']:8.3f} s  sd2[{s['best_setting'] or 'default'}] {s['sd_wall']:8.3f} s  "
-            f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  x{row['repeats']}  agree {s['answers_agree']}"
-            + (f"  floor {s['floor_wall']:.3f} s (ratio {s['floor_ratio_wall']:.2f})" if "floor_wall" in s else "")
-            + (f"  baseline {s['baseline_wall']:.3f} s (indexset / baseline {s['ratio_to_baseline_wall']:.2f})" if "baseline_wall" in s else "") + flag)
+    return (f"{row['label']:<36} indexset {s['indexset_wall']:8.3f} s  sd2[{s['best_setting'] or 'defaults'}] {s['sd_wall']:8.3f} s  "
+            f"ratio wall {s['ratio_wall']:6.2f}  cpu {s['ratio_cpu']:6.2f}  x{row['repeats']}  agree {s['answers_agree']}" + flag)
 
 
-def _table(results: list[dict], floor: bool) -> None:
-    baseline = any("baseline_wall" in row["summary"] for row in results)
-    print("\n| instance | m × n | indexset wall (s) | indexset CPU (s) | solvediophant wall (s), best setting | its CPU (s) | ratio wall | ratio CPU | runs | answers |"
-          + (" floor wall (s) | floor ratio |" if floor else "") + (" baseline wall (s) | indexset / baseline |" if baseline else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if floor else "") + ("---|---|" if baseline else ""))
-    for row in results:
+class Versus:
+    """indexset against solvediophant, paired and alternating, on the same systems."""
+
+    def arguments(self, parser) -> None:
+        parser.add_argument("--solvediophant", metavar="PATH", help="the solvediophant (sd2) binary")
+        parser.add_argument("--tests", metavar="DIR", help="solvediophant's Tests/ folder (its script dotests beside it)")
+        parser.add_argument("--qoblib", metavar="DIR", help="the folder of QOBLIB's market-split .dat files")
+        parser.add_argument("--part", default="dotests,first,qoblib,dense", help=f"comma list from {', '.join(PARTS)} (default %(default)s)")
+        parser.add_argument("--only", metavar="WORDS", help="comma list: only the rows whose label holds one of these (a file name, 'n70', ...)")
+        parser.add_argument("--indexset", default="indexset", help="the indexset executable (default: indexset on PATH)")
+        parser.add_argument("--baseline", metavar="INDEXSET", help="another indexset executable (an earlier commit's) in the same rotation on every row")
+        parser.add_argument("--repeat", type=int, help="paired runs per row (default: the part's)")
+        parser.add_argument("--timeout", type=float, help="seconds per run (default: the part's)")
+        parser.add_argument("--warmup", type=float, help="one untimed indexset run per row, stopped after this many seconds, to fill Numba's cache (default: the part's)")
+
+    def measure(self, args):
+        if not args.solvediophant or not os.access(args.solvediophant, os.X_OK):
+            raise SystemExit(f"versus: --solvediophant {args.solvediophant!r} is not an executable")
+        sd = os.path.abspath(args.solvediophant)
+        folder = Path(tempfile.mkdtemp(prefix="indexset-versus-"))
+        for part in (p.strip() for p in args.part.split(",")):
+            if part not in PARTS:
+                raise SystemExit(f"versus: no part {part!r}; the parts are {', '.join(PARTS)}")
+            defaults = PARTS[part]
+            repeat = args.repeat or defaults["repeat"]
+            warmup = defaults["warmup"] if args.warmup is None else args.warmup
+            if part == "batch":
+                files = sorted(str(p) for p in Path(args.qoblib).glob("ms_0[3-7]_*.dat")) + [str(Path(args.tests) / name) for name in BATCH_TESTS]
+                yield part, {"batch": batch(args.indexset, sd, files, ["", "-bkz -beta40"], repeat, args.timeout or defaults["timeout"], folder)}
+                continue
+            floor = [_interpreter(args.indexset), "-c", "import numpy"] if part == "floor" else None
+            rows = []
+            for number, job in enumerate(part_jobs(part, args, folder)):
+                if args.baseline:
+                    job["baseline"] = [args.baseline, *job["ours"][1:]]
+                if warmup:
+                    _warm_up(job["ours"], warmup)
+                theirs = {s: _sd_commands(sd, s, job["count"], job["system_file"], folder, f"{part}{number}") for s in job["sd_settings"]}
+                row = compare(job, theirs, repeat, args.timeout or job.get("timeout") or defaults["timeout"], defaults["long_after"], floor, folder)
+                row["indexset_command"] = shlex.join(job["ours"])
+                row["sd_commands"] = {s: [shlex.join(argv) for argv in argvs] for s, argvs in theirs.items()}
+                if "construct" in job:
+                    row["construct"] = job["construct"]
+                rows.append(row)
+                print(_line(row), file=sys.stderr, flush=True)
+                yield part, {"rows": rows}  # after every row: a run stopped part-way keeps what it measured
+
+    def table(self, name: str, part: dict) -> dict:
+        if "batch" in part:
+            return {name: batch_table(part["batch"])}
+        return {name: rows_table(part["rows"], part.get("commit"))}
+
+
+SUITES = {"versus": Versus()}
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _s(seconds: float) -> str:
+    for below, form in ((0.1, ".2g"), (1, ".3f"), (10, ".2f"), (100, ".1f")):
+        if seconds < below:
+            return f"{seconds:{form}}"
+    return f"{seconds:.0f}"
+
+
+def _ratio(value: float, bound: str = "") -> str:
+    text = f"{bound}{value:.2g}" if value < 0.1 else f"{bound}{value:.2f}" if value < 10 else f"{bound}{value:.3g}"
+    return f"**{text}**" if value < 1 and bound != ">" else text
+
+
+def _setting(setting: str) -> str:
+    return f"`{setting.replace('||', '‖')}`" if setting else "defaults"
+
+
+def rows_table(rows: list, commit: str | None) -> tuple:
+    """The header and rows of a versus table: medians, the best setting, the median per-pair ratios and the answers."""
+    floor = all("floor_wall" in row["summary"] for row in rows)
+    baseline = any("baseline_wall" in row["summary"] for row in rows)
+    codes = any(row.get("commit", commit) != commit for row in rows)
+    header = (["instance"] + (["code"] if codes else []) + ["m × n", "indexset wall (s)", "its CPU (s)", "solvediophant wall (s), setting", "its CPU (s)",
+                                                          "ratio wall", "ratio CPU", "runs", "answers"]
+              + (['`python -c "import numpy"` wall (s)', "its ratio"] if floor else []) + (["baseline wall (s)", "indexset / baseline"] if baseline else []))
+    lines = []
+    for row in rows:
         s = row["summary"]
-        answers = " ".join(s["statuses"]).replace("|", "/") + (f", count {'/'.join(map(str, s['counts']))}" if s["counts"] else "") + ("" if s["answers_agree"] else " **DIFFER**")
-        tail = f" {s['floor_wall']:.3f} | {s['floor_ratio_wall']:.2f} |" if floor else ""
-        tail += f" {s['baseline_wall']:.3f} | {s['ratio_to_baseline_wall']:.2f} |" if "baseline_wall" in s else (" – | – |" if baseline else "")
-        print(f"| {row['label']} | {row['m']} × {row['n']} | {s['indexset_wall']:.3f} | {s['indexset_cpu']:.3f} | {s['sd_wall']:.3f} (`{(s['best_setting'] or 'defaults').replace('|', chr(92) + '|')}`) | "
-              f"{s['sd_cpu']:.3f} | {s['ratio_wall']:.2f} | {s['ratio_cpu']:.2f} | {row['repeats']} | {answers} |" + tail)
+        split = s["statuses"].index("|")
+        ours, theirs = s["statuses"][:split], s["statuses"][split + 1 :]
+        ours_out, theirs_out = ours == ["timeout"], theirs == ["timeout"]
+        bound = "" if ours_out == theirs_out else "<" if theirs_out else ">"
+        wall = "–" if ours_out and theirs_out else _ratio(s["ratio_wall"], bound)
+        cpu = "–" if ours_out and theirs_out else _ratio(s["ratio_cpu"], bound)
+        counts = sorted(set(s.get("counts") or []))
+        answers = " / ".join([" ".join(ours), " ".join(theirs)]) + (f", count {'/'.join(map(str, counts))}" if counts else "") + ("" if s["answers_agree"] else " **DIFFER**")
+        sd_wall = f"none in {s['sd_wall']:.0f}" if theirs_out else _s(s["sd_wall"])
+        line = ([row["label"]] + ([row.get("commit", commit)] if codes else [])
+                + [f"{row.get('m', len(row.get('M', [])) or '?')} × {row['n']}", f"none in {s['indexset_wall']:.0f}" if ours_out else _s(s["indexset_wall"]),
+                   _s(s["indexset_cpu"]), f"{sd_wall} ({_setting(s['best_setting'])})", _s(s["sd_cpu"]), wall, cpu, row["repeats"], answers])
+        if floor:
+            line += [_s(s["floor_wall"]), _ratio(s["floor_ratio_wall"])]
+        if baseline:
+            line += [_s(s["baseline_wall"]), _ratio(s["ratio_to_baseline_wall"])] if "baseline_wall" in s else ["–", "–"]
+        lines.append(line)
+    return header, lines
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--solvediophant", required=True, metavar="PATH", help="the solvediophant (sd2) binary")
-    parser.add_argument("--indexset", default="indexset", help="the indexset executable (default: indexset on PATH)")
-    parser.add_argument("--repeat", type=int, default=3, help="paired runs per row (default 3)")
-    parser.add_argument("--long-after", type=float, default=float("inf"), metavar="S", help="no more repetitions of a row whose first took more than S seconds in some program (default: never)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run (default 600)")
-    parser.add_argument("--settings", default=";".join(SETTINGS), help="solvediophant settings for construct and QOBLIB rows, ';'-separated (default: %(default)s)")
-    parser.add_argument("--rows", default="all", help="comma list of construct row labels to run, 'all' (default) or 'none'")
-    parser.add_argument("--count", action="store_true", help="also the --count construct rows")
-    parser.add_argument("--qoblib", nargs="*", default=[], metavar="DAT", help="QOBLIB market split .dat files (solve-system)")
-    parser.add_argument("--extra", nargs="*", default=[], metavar="LABEL=CONSTRUCT", help="more rows: 'label=construct arguments'")
-    parser.add_argument("--sd-tests", metavar="DIR", help="solvediophant's Tests/ folder: rows for its 0/1 files")
-    parser.add_argument("--sd-files", metavar="NAMES", help="comma list of file names in --sd-tests (default: every 0/1 file there; with --sd-dotests, every file of its list)")
-    parser.add_argument("--sd-modes", default="count,first", help="rows per test file: 'count', 'first' or both (default: %(default)s)")
-    parser.add_argument("--sd-count-settings", default=";".join(SD_COUNT_SETTINGS), help="solvediophant settings for the count rows (default: %(default)s)")
-    parser.add_argument("--sd-first-settings", default=";".join(SD_FIRST_SETTINGS), help="solvediophant settings for the first-solution rows, each with -t1; 'A || B' runs two processes at once (default: %(default)s)")
-    parser.add_argument("--sd-native", action="store_true", help="hand indexset the test file itself (default: a QOBLIB-form copy)")
-    parser.add_argument("--sd-dotests", action="store_true",
-                        help="with --sd-tests: the whole list of solvediophant's test script dotests (bounded integers and %% FREERHS too), counted, against its counts and --sd-count-settings")
-    parser.add_argument("--warmup", type=float, default=0.0, metavar="S",
-                        help="before each row, one untimed indexset run, stopped after S seconds, to fill Numba's cache (default: none)")
-    parser.add_argument("--json", metavar="OUT", help="write every run here")
-    parser.add_argument("--floor", action="store_true", help="also time the interpreter that runs indexset importing NumPy alone, in the same rotation")
-    parser.add_argument("--baseline", metavar="INDEXSET", help="another indexset executable (an earlier commit) run in the same rotation on every row: old against new")
-    args = parser.parse_args(argv)
-    sd = os.path.abspath(args.solvediophant)
-    if not os.access(sd, os.X_OK):
-        print(f"versus: {sd} is not an executable", file=sys.stderr)
-        return 2
-    folder = Path(tempfile.mkdtemp(prefix="indexset-versus-"))
-    tests = (dotests_jobs(args, folder) if args.sd_dotests else sd_test_jobs(args, folder)) if args.sd_tests else []
-    jobs = constructed_jobs(args, folder) + qoblib_jobs(args, folder) + tests
-    floor = [_interpreter(args.indexset), "-c", "import numpy"] if args.floor else None
-    results = []
-    for number, job in enumerate(jobs):
-        if args.baseline:
-            job["baseline"] = [args.baseline, *job["ours"][1:]]
-        if args.warmup:
-            _warm_up(job["ours"], args.warmup)
-            if args.baseline:
-                _warm_up(job["baseline"], args.warmup)
-        settings = [s.strip() for s in job.get("sd_settings", args.settings).split(";")]
-        theirs = {s: _sd_commands(sd, s, job["count"], job["system_file"], folder, str(number)) for s in settings}
-        row = compare(job, theirs, args.repeat, args.timeout, args.long_after, floor, folder)
-        row["indexset_command"] = shlex.join(job["ours"])
-        row["sd_commands"] = {s: [shlex.join(argv) for argv in argvs] for s, argvs in theirs.items()}
-        if "construct" in job:
-            row["construct"] = job["construct"]
-        results.append(row)
-        print(_line(row), flush=True)
-        if args.json:  # after every row: a run stopped part-way keeps what it measured
-            Path(args.json).write_text(json.dumps({"machine": dict(zip(("sysname", "nodename", "release", "version", "machine"), os.uname())),
-                                                   "cpus": os.cpu_count(), "argv": sys.argv, "rows": results}, indent=1) + "\n")
-    _table(results, bool(floor))
-    differ = [row["label"] for row in results if not row["summary"]["answers_agree"]]
-    if differ:
-        print(f"\n!!!!!!!! ANSWERS OR COUNTS DIFFER on: {', '.join(differ)}", file=sys.stderr)
-    return 1 if differ else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def batch_table(result: dict) -> tuple:
+    """The header and rows of the batch: per solvediophant setting, both programs' wall for every file, and the ratios."""
+    k = len(result["files"])
+    header = ["solvediophant setting", "files", "indexset, one process (s)", "per file", "solvediophant, a process per file (s)", "per file", "ratio wall", "ratio CPU", "answers"]
+    rows = []
+    for setting, s in result["summary"].items():
+        answers = "agree" if not s["differ"] else "**DIFFER**: " + ", ".join(Path(n).name for n in s["differ"])
+        rows.append([_setting(setting), k, _s(s["indexset_wall"]), f"{s['indexset_wall'] / k:.3f}", _s(s["sd_wall"]), f"{s['sd_wall'] / k:.3f}",
+                     _ratio(s["ratio_wall"]), _ratio(s["ratio_cpu"]), answers])
+    return header, rows

@@ -28,7 +28,7 @@ BLOCKS = [(language, body) for language, body in FENCED.findall(README)]
 PYTHON = [body for text in (README, USAGE) for language, body in FENCED.findall(text) if language == "python"]
 HANG_S = 300  # a guard against a hung process, not a timing assertion
 README_LINES = 250
-REFERENCE_DOCS = ("README.md", "BENCHMARKS.md", "docs/USAGE.md", "benchmarks/README.md", "benchmarks/HISTORY.md", "instances/MANIFEST.md")
+REFERENCE_DOCS = ("README.md", "BENCHMARKS.md", "docs/USAGE.md", "benchmarks/README.md", "instances/MANIFEST.md")
 CURRENT_DOCS = ("README.md", "BENCHMARKS.md", "docs/USAGE.md", "benchmarks/README.md", "instances/MANIFEST.md")
 DIARY = re.compile(r"\bissue[s]? \d+|\bissue-\d+|this stop|previous stop|a later change|later stop", re.I)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -157,7 +157,7 @@ def test_relative_links_resolve(name):
 
 @pytest.mark.parametrize("name", CURRENT_DOCS)
 def test_reference_documents_carry_no_history(name):
-    """History (issue numbers, session stops, "a later change") belongs in benchmarks/HISTORY.md and git, not in the reference."""
+    """History (issue numbers, session stops, "a later change") belongs in git, not in the reference."""
     lines = (REPOSITORY / name).read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if DIARY.search(line)] == [], name
 

@@ -9,7 +9,7 @@ fraction of the runs only, so every instance here is solved several times,
 two processes at a time (the load brings it out), each in its own empty
 working directory, by the real CLI in a subprocess. Every run must exit with
 the documented code of the status it printed and leave no crash trace.
-``benchmarks/soak.py`` is the long version of this test (hundreds of runs).
+``python benchmarks/run.py clean --part soak`` is the long version of this test (hundreds of runs).
 """
 
 from __future__ import annotations
