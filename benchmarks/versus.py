@@ -625,6 +625,7 @@ class Versus:
             warmup = defaults["warmup"] if args.warmup is None else args.warmup
             if part == "batch":
                 files = sorted(str(p) for p in Path(args.qoblib).glob("ms_0[3-7]_*.dat")) + [str(Path(args.tests) / name) for name in BATCH_TESTS]
+                files = [f for f in files if not args.only or any(word in Path(f).name for word in args.only.split(","))]
                 yield part, {"batch": batch(args.indexset, sd, files, ["", "-bkz -beta40"], repeat, args.timeout or defaults["timeout"], folder)}
                 continue
             floor = [_interpreter(args.indexset), "-c", "import numpy"] if part == "floor" else None
@@ -690,7 +691,7 @@ def rows_table(rows: list, commit: str | None) -> tuple:
         wall = "–" if ours_out and theirs_out else _ratio(s["ratio_wall"], bound)
         cpu = "–" if ours_out and theirs_out else _ratio(s["ratio_cpu"], bound)
         counts = sorted(set(s.get("counts") or []))
-        answers = " / ".join([" ".join(ours), " ".join(theirs)]) + (f", count {'/'.join(map(str, counts))}" if counts else "") + ("" if s["answers_agree"] else " **DIFFER**")
+        answers = " / ".join([" ".join(ours), " ".join(theirs)]) + (f", count {'/'.join(map(str, counts))}" if any(counts) else "") + ("" if s["answers_agree"] else " **DIFFER**")
         sd_wall = f"none in {s['sd_wall']:.0f}" if theirs_out else _s(s["sd_wall"])
         line = ([row["label"]] + ([row.get("commit", commit)] if codes else [])
                 + [f"{row.get('m', len(row.get('M', [])) or '?')} × {row['n']}", f"none in {s['indexset_wall']:.0f}" if ours_out else _s(s["indexset_wall"]),
