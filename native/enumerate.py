@@ -274,6 +274,24 @@ def _emit_advance_l1(context, builder, signature, args):
     return builder.call(reduce_add, [ir.Constant(float_type, 0.0), total], fastmath=("reassoc",))
 
 
+@intrinsic_kernel
+def _level_index(typingctx, i):
+    """Typer of a level index made visibly non-negative: ``i & (2⁶² − 1)``, which is ``i`` for every level.
+
+    Numba adds ``len`` to a negative index before every array access; with
+    the top two bits known to be zero, LLVM proves ``i`` and ``i + 1`` non-
+    negative and drops those corrections from the walk's loop.
+    """
+    return i(i), _emit_level_index
+
+
+def _emit_level_index(context, builder, signature, args):
+    """The IR of :func:`_level_index`: one ``and``."""
+    from llvmlite import ir
+
+    return builder.and_(args[0], ir.Constant(args[0].type, (1 << 62) - 1))
+
+
 def _suffix(float_type) -> str:
     """LLVM's name of a float type in an intrinsic's name (``f32``, ``f64``)."""
     return "f32" if str(float_type) == "float" else "f64"
@@ -459,6 +477,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
     i = istate[LEVEL]
     nodes = 0
     while nodes < budget:
+        i = _level_index(i)
         # Next value at level i in zig-zag order around ctr[i].
         take_up = up[i] <= hi[i]
         take_dn = dn[i] >= lo[i]
@@ -536,7 +555,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
                 istate[NODES] += nodes
                 return FOUND
             continue
-        i -= 1
+        i = _level_index(i - 1)
         # --- _enter_level, written out for the same reason.
         top = stale[i]
         for j in range(top, i, -1):
