@@ -2,6 +2,7 @@
 
     python benchmarks/run.py SUITE [options]    measure; write benchmarks/results/SUITE.json; print the tables
     python benchmarks/run.py SUITE --table      print the tables of the result file; measure nothing
+    python benchmarks/run.py SUITE ... --doc    also put them into BENCHMARKS.md, each in place of its block
     python benchmarks/run.py SUITE --help       the suite's options
 
 Suites (the module that measures each):
@@ -36,6 +37,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -163,6 +165,27 @@ def blocks(suite_name: str, result: dict, path: Path | None = None) -> list:
     return [render(suite_name, name, part, view, path) for name, part in result["tables"].items() for view in views(suite_name, name, part)]
 
 
+def update_doc(suite_name: str, result: dict, doc: Path = REPOSITORY / "BENCHMARKS.md") -> list:
+    """Put the rendered tables of a result file into BENCHMARKS.md, each in place of the block of the same file and table.
+
+    Returns
+    -------
+    list of str
+        The blocks that have no place in the doc yet (to be placed by hand).
+    """
+    text, missing = doc.read_text(encoding="utf-8"), []
+    for name, part in result["tables"].items():
+        for view in views(suite_name, name, part):
+            block = render(suite_name, name, part, view)
+            label = name if view == name else f"{name}/{view}"
+            marker = re.escape(f"`benchmarks/results/{suite_name}.json`, table `{label}`.")
+            text, found = re.subn(r"^[^\n]*" + marker + r"\n\n(?:\|[^\n]*\|(?:\n|$))+", lambda _, block=block: block + "\n", text, count=1, flags=re.M)
+            if not found:
+                missing.append(block)
+    doc.write_text(text, encoding="utf-8")
+    return missing
+
+
 # ------------------------------------------------------------------ the tuning evidence
 
 
@@ -194,6 +217,7 @@ def parser(name: str) -> argparse.ArgumentParser:
     parser.add_argument("--table", action="store_true", help="print the tables of the result file and stop")
     parser.add_argument("--out", type=Path, default=RESULTS / f"{name}.json", help=f"the result file (default: benchmarks/results/{name}.json)")
     parser.add_argument("--code", help="the commit recorded for the code measured, when it is not this checkout's (e.g. another installation's)")
+    parser.add_argument("--doc", action="store_true", help="also write the tables into BENCHMARKS.md, each in place of the block of the same file and table")
     measuring.arguments(parser)
     return parser
 
@@ -214,6 +238,11 @@ def main(argv=None) -> int:
             result["tables"][table_name] = {"command": command, "commit": code, **part}
             save(result, args.out)
     print("\n\n".join(blocks(name, result, args.out)))
+    if args.doc:
+        if args.out.resolve() != (RESULTS / f"{name}.json").resolve():
+            raise SystemExit("run.py: --doc writes the tables of benchmarks/results/ only")
+        for block in update_doc(name, result):
+            print(f"run.py: not in BENCHMARKS.md yet, to be placed by hand:\n{block}", file=sys.stderr)
     return 0
 
 
