@@ -169,7 +169,7 @@ entries: the most lanes of any vector :func:`_advance_l1_vector` uses (float32 o
 
 WIDEST_VECTOR_BYTES = 32
 """The widest vector the W update uses where the CPU has it (64 AVX-512, 32 AVX2, 16 SSE2): 32, since AVX-512's
-were no faster on the test files' rows (BENCHMARKS.md, "The W update and its ℓ1 sum")."""
+were no faster on the test files' rows (BENCHMARKS.md, "Evidence for tuning values", the W update)."""
 
 ACCUMULATORS = 4
 """Partial sums of the ℓ1 norm kept apart in the vector loop, so that consecutive vectors' additions need not wait on each other."""
@@ -500,7 +500,7 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         nodes += 1
         # --- the body of _child, written out: a call that takes the walk's arrays,
         # even one Numba inlines, costs more than the work itself (BENCHMARKS.md,
-        # "The kernel's records"). The tests hold every walk to the same nodes.
+        # "Evidence for tuning values", the kernel's node). The tests hold every walk to the same nodes.
         diff = xi - ctr[i]
         # Coordinates that x_i … x_{D−1} determine: w[r] = W_i[r] is an integer that must
         # lie in the box. Tested first: it reads a few entries, and a node it cuts needs no W_i.

@@ -1,7 +1,7 @@
 """The Gram path's tunables, in one frozen record.
 
 Each field says its rule; the measurements behind the defaults are in
-BENCHMARKS.md (the Gram path sections). Hand :func:`indexset.large.gram.gram_decide` (or the
+BENCHMARKS.md ("Checkpoints: scan and the Gram path", and the `GramTuning` rows of "Evidence for tuning values"). Hand :func:`indexset.large.gram.gram_decide` (or the
 functions of :mod:`indexset.large.certified`) a modified copy
 (``dataclasses.replace(DEFAULT_TUNING, small_eigen=...)``) to change one.
 """

@@ -1,7 +1,7 @@
 """Race engines in threads; the first decisive answer wins.
 
 Lattice enumeration is far faster than CP-SAT on dense unplanted systems
-(BENCHMARKS.md, "The engines alone"), yet CP-SAT finds some planted sets that enumeration misses. The default
+(BENCHMARKS.md, "Evidence for tuning values", `PortfolioTuning`), yet CP-SAT finds some planted sets that enumeration misses. The default
 portfolio (lattice and CP-SAT) is therefore staged by what the lattice
 engine predicts once its basis is reduced:
 

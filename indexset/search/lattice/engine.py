@@ -136,8 +136,8 @@ def _one_blas_thread():
 
     Its linear algebra is small (QR and least squares of one basis, the
     NumPy walk's products over a chunk of nodes), where waking a BLAS
-    thread pool costs more than the work (BENCHMARKS.md, "One BLAS
-    thread"), and the engine's own threads already use the cores. The
+    thread pool costs more than the work (BENCHMARKS.md, "Evidence for tuning
+    values", one BLAS thread), and the engine's own threads already use the cores. The
     limit holds for the process while the search runs (BLAS has no
     per-thread setting).
     """
