@@ -506,7 +506,8 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         # lie in the box. Tested first: it reads a few entries, and a node it cuts needs no W_i.
         fixed = 0.0
         determined = True
-        for r in range(det_start[i], det_start[i + 1]):
+        for column in range(det_start[i], det_start[i + 1]):
+            r = _level_index(column)
             value = W[i + 1, r] + diff * bstar[i, r]
             if not determined_ok(value, det_limit[r]):
                 determined = False
@@ -535,7 +536,8 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         # _fix, written out.
         x[i] = xi
         lpart[i] = lpart[i + 1] + diff * diff * rr[i]
-        zflag[i] = zflag[i + 1] and xi == 0
+        if symmetric:  # only a symmetric tree reads the zero flags
+            zflag[i] = zflag[i + 1] and xi == 0
         if i > 0 and stale[i - 1] < i:
             stale[i - 1] = i
         if i == split:
@@ -558,12 +560,14 @@ def enumerate_box(tree, walk, floor, split, budget, limit=None):
         i = _level_index(i - 1)
         # --- _enter_level, written out for the same reason.
         top = stale[i]
-        for j in range(top, i, -1):
+        for level in range(top, i, -1):
+            j = _level_index(level)
             partsum[i, j] = partsum[i, j + 1] - muT[i, j] * x[j]
         if i > 0 and stale[i - 1] < top:
             stale[i - 1] = top
         stale[i] = i
-        taken[i] = 0
+        if limit is not None:  # only the limited walk counts the children taken
+            taken[i] = 0
         c = partsum[i, i + 1]
         ctr[i] = c
         low, high = window(c, bound2[i] - lpart[i + 1], rr[i], hold[i])
