@@ -262,11 +262,13 @@ def _emit_advance_l1(context, builder, signature, args):
         one(k, partials[0])
     rest = builder.sub(width, full)
     with builder.if_then(builder.icmp_signed(">", rest, index(0))):
-        rests = builder.shuffle_vector(builder.insert_element(ir.Constant(ir.VectorType(index, lanes), ir.Undefined), rest,
-                                                              ir.Constant(ir.IntType(32), 0)),
-                                       ir.Constant(ir.VectorType(index, lanes), ir.Undefined),
-                                       ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
-        keep = builder.icmp_signed("<", ir.Constant(ir.VectorType(index, lanes), list(range(lanes))), rests)
+        # Lane numbers as integers of the floats' width: one compare of one vector.
+        lane_type = ir.IntType(W_type.dtype.bitwidth)
+        lane_vector = ir.VectorType(lane_type, lanes)
+        rests = builder.shuffle_vector(builder.insert_element(ir.Constant(lane_vector, ir.Undefined), builder.trunc(rest, lane_type)
+                                                              if lane_type.width < 64 else rest, ir.Constant(ir.IntType(32), 0)),
+                                       ir.Constant(lane_vector, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+        keep = builder.icmp_signed("<", ir.Constant(lane_vector, list(range(lanes))), rests)
         one(full, partials[1 % ACCUMULATORS], keep)
     total = builder.load(partials[0])
     for partial in partials[1:]:
