@@ -405,8 +405,8 @@ def _embedding_rows(reduction: Reduction) -> flint.fmpz_mat:
 
 
 def _reduce_rows(rows: flint.fmpz_mat, bkz_block: int, budget: Budget | None, tuning: LatticeTuning) -> flint.fmpz_mat:
-    """LLL (δ = 0.99) with python-flint, then optionally BKZ with fpylll (at most until the budget's deadline)."""
-    rows = rows.lll(delta=0.99)
+    """LLL (δ = ``tuning.lll_delta``) with python-flint, then optionally BKZ with fpylll (at most until the budget's deadline)."""
+    rows = rows.lll(delta=tuning.lll_delta)
     fpylll = bkz.load()
     if bkz_block and bkz_block > 2 and rows.nrows() > 2 and fpylll is not None:
         BKZ, IntegerMatrix = fpylll

@@ -22,6 +22,7 @@ class LatticeTuning:
     """Tunables of the lattice engine; each line states its rule."""
 
     # Basis reduction.
+    lll_delta: float = 0.99  # LLL's Lovász constant δ (any δ in (1/4, 1) gives a basis of the same lattice: only its shape and cost change).
     bkz_block: int = 20  # fpylll BKZ block size after LLL, for lattices of dimension ≥ bkz_from (0: LLL only).
     bkz_from: int = 30  # below this lattice dimension LLL alone is used (BKZ costs more than it saves).
     bkz_loops: int = 8  # most BKZ tours of one reduction (keeps a pass within the engines' stop latency).
