@@ -77,14 +77,14 @@ def run_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: 
     status, chosen, done, how = decide_directions(question, shared, probe, tuning, budget)
     if status != "refuted" or done == plan.count:
         return ShortAnswer(status, chosen, how, done, None)
-    client = None if workers.cluster is None else workers.cluster.client_or_none(budget)
-    parallel = client is not None or workers.count() > 1
-    each = (time.perf_counter() - began) / done
-    predicted = each * plan.count / (_threads(client, workers) if parallel else 1)
+    alone = (time.perf_counter() - began) / done * plan.count  # predicted seconds in this process
+    client = _client(workers, alone, budget) if alone > tuning.short_parallel_seconds else None
+    parallel = alone > tuning.short_parallel_seconds and (client is not None or workers.count() > 1)
+    predicted = alone / (_threads(client, workers) if parallel else 1)
     remaining = budget.remaining()
     if predicted > (tuning.max_short_seconds if remaining is None else remaining):
         return ShortAnswer("open", None, "time", done, predicted)
-    if not parallel or each * plan.count <= tuning.short_parallel_seconds:
+    if not parallel:
         rest = decide_short_side(question, plan, tuning, budget, start=done, shared=shared)
         return ShortAnswer(rest.status, rest.chosen, rest.how, done + rest.done, predicted)
     batches = _batches(order, tuning.short_batch)
@@ -95,6 +95,14 @@ def run_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: 
     if answer.status == "found" and not rank_at_most_one(question, answer.chosen):
         raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
     return answer
+
+
+def _client(workers: Workers, alone: float, budget: Budget):
+    """The Dask client of the caller's cluster, when it takes work this long (a local one starts only then); else None."""
+    cluster = workers.cluster
+    if cluster is None or not cluster.accepts(alone, budget.remaining()):
+        return None
+    return cluster.client_or_none(budget)
 
 
 def _threads(client, workers: Workers) -> int:

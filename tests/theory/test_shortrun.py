@@ -109,3 +109,13 @@ def test_a_dask_cluster_decides_as_the_brute_force(dask_client):
         question = question_of(rng)
         answer = run_short_side(question, short_plan(question), PARALLEL, Budget.of(), Workers(cluster=Cluster(client=dask_client)))
         assert_as_brute(question, answer)
+
+
+def test_a_short_plan_starts_no_local_cluster():
+    """A local cluster costs seconds to start: a plan predicted shorter than its threshold stays off it (no process started)."""
+    rng = np.random.default_rng(12)
+    question = question_of(rng)
+    with Cluster(workers=2, min_seconds=1e9) as cluster:
+        answer = run_short_side(question, short_plan(question), PARALLEL, Budget.of(), Workers(processes=1, cluster=cluster))
+        assert not children()
+    assert_as_brute(question, answer)
