@@ -74,11 +74,24 @@ print(kernel.vector_lanes(32), bad)
 """
 
 
-@pytest.mark.parametrize(("features", "widest"), [("+sse2,-avx,-avx2,-avx512f", 16), ("+avx,+avx2,-avx512f", 32), ("+avx,+avx2,+avx512f", 64)])
-def test_every_vector_width_gives_the_plain_loop(tmp_path, features, widest):
-    """The width follows the features Numba compiles for (here forced, in a fresh process with its own cache)."""
-    lanes = min(widest, kernel.WIDEST_VECTOR_BYTES) // 4
-    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES=features, NUMBA_CACHE_DIR=str(tmp_path))
-    run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split() == [str(lanes), "0"]
+def _widths_this_cpu_runs() -> list:
+    """Feature sets to compile for, with the widest vector each allows: those this CPU can run (SSE2 every x86-64 has)."""
+    import llvmlite.binding as llvm
+
+    host = llvm.get_host_cpu_features()
+    sets = [("+sse2,-avx,-avx2,-avx512f", 16)]
+    if host.get("avx2"):
+        sets.append(("+avx,+avx2,-avx512f", 32))
+    if host.get("avx512f"):
+        sets.append(("+avx,+avx2,+avx512f", 64))
+    return sets
+
+
+def test_every_vector_width_gives_the_plain_loop(tmp_path):
+    """The width follows the features Numba compiles for (here forced, in a fresh process with its own cache each)."""
+    for k, (features, widest) in enumerate(_widths_this_cpu_runs()):
+        lanes = min(widest, kernel.WIDEST_VECTOR_BYTES) // 4
+        env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES=features, NUMBA_CACHE_DIR=str(tmp_path / str(k)))
+        run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, (features, run.stderr[-2000:])
+        assert run.stdout.split() == [str(lanes), "0"], features
