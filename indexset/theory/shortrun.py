@@ -223,7 +223,9 @@ class _DaskPool:
         self.futures = []
 
     def __enter__(self) -> _DaskPool:
-        self.data = self.client.scatter(self.data, broadcast=True)
+        # One future for the whole record, under a key of its own: a content-hashed key shared with an earlier
+        # call's (the same tuning, say) could be released by that call's exit while this one's batches need it.
+        self.data = self.client.scatter([self.data], broadcast=True, hash=False)[0]
         return self
 
     def submit(self, batch: list) -> Future:

@@ -43,6 +43,7 @@ def assert_as_brute(question, answer):
 
 
 def test_worker_processes_decide_as_the_brute_force():
+    before = children(running=True)  # what earlier tests left (a resource tracker, say) is not this call's
     rng = np.random.default_rng(21)
     seen = {"found": 0, "refuted": 0}
     sent = []
@@ -58,19 +59,21 @@ def test_worker_processes_decide_as_the_brute_force():
         seen[answer.status] += 1
     assert min(seen.values()) >= 1, seen
     assert all(set(counters) >= {"systems", "predicted_s"} for counters in sent)
-    assert not children(running=True)
+    assert children(running=True) <= before
 
 
 def test_one_process_or_a_short_plan_stays_here():
+    before = children()
     rng = np.random.default_rng(4)
     question = question_of(rng)
     plan = short_plan(question)
     for workers, tuning in ((Workers(processes=1), PARALLEL), (Workers(processes=2), replace(PARALLEL, short_parallel_seconds=1e9))):
         assert_as_brute(question, run_short_side(question, plan, tuning, Budget.of(), workers))
-    assert not children()
+    assert children() <= before
 
 
 def test_a_stop_request_ends_the_workers_and_leaves_the_question_open():
+    before = children(running=True)
     rng = np.random.default_rng(8)
     question = RankQuestion([[int(v) for v in row] for row in rng.integers(-3, 4, (4, 4))],
                             [tuple(int(v) for v in rng.integers(-2, 3, 4)) for _ in range(30)],
@@ -90,7 +93,7 @@ def test_a_stop_request_ends_the_workers_and_leaves_the_question_open():
         assert answer.how == INTERRUPTED and answer.done < plan.count
     else:  # the workers finished before the stop: then the answer is the brute force's
         assert_as_brute(question, answer)
-    assert not children(running=True)
+    assert children(running=True) <= before
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +116,10 @@ def test_a_dask_cluster_decides_as_the_brute_force(dask_client):
 
 def test_a_short_plan_starts_no_local_cluster():
     """A local cluster costs seconds to start: a plan predicted shorter than its threshold stays off it (no process started)."""
+    before = children()
     rng = np.random.default_rng(12)
     question = question_of(rng)
     with Cluster(workers=2, min_seconds=1e9) as cluster:
         answer = run_short_side(question, short_plan(question), PARALLEL, Budget.of(), Workers(processes=1, cluster=cluster))
-        assert not children()
+        assert children() <= before
     assert_as_brute(question, answer)
