@@ -90,8 +90,11 @@ def run_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: 
     batches = _batches(order, tuning.short_batch)
     data = (question, shared, tuning)
     pool = _DaskPool(client, data, budget) if client is not None else _LocalPool(workers.count(), data, budget)
+    tally = _Tally(plan.count, done, predicted, report)
     with pool:
-        answer = _drive(pool, batches, budget, _Tally(plan.count, done, predicted, report))
+        answer = _drive(pool, batches, budget, tally)
+    if workers.progress is not None:  # the final count, not rate-limited: later stages may not report for a while
+        workers.progress({**tally.counters(), "status": answer.status})
     if answer.status == "found" and not rank_at_most_one(question, answer.chosen):
         raise ArithmeticError("bug: a solution of Lemma 7.7e's system has rank above 1")  # never expected
     return answer

@@ -56,6 +56,7 @@ def test_worker_processes_decide_as_the_brute_force():
         assert alone.status == answer.status
         if answer.status == "refuted":
             assert answer.done == alone.done == plan.count
+            assert sent[-1]["systems"] == f"{plan.count}/{plan.count}"  # the last report counts every system
         seen[answer.status] += 1
     assert min(seen.values()) >= 1, seen
     assert all(set(counters) >= {"systems", "predicted_s"} for counters in sent)
