@@ -134,9 +134,25 @@ def parse_fraction(text: str, source: str = "<activation>") -> Fraction:
 
 def max_abs(numerators: np.ndarray, den: int) -> Fraction:
     """Largest absolute value of ``numerators / den`` as a Fraction."""
-    if numerators.size == 0:
-        return Fraction(0)
-    return Fraction(max(abs(int(v)) for v in numerators.ravel()), den)
+    return Fraction(largest_magnitude(numerators), den)
+
+
+def largest_magnitude(values: np.ndarray) -> int:
+    """``max |v|`` of an array of integers (object or integer dtype), exactly; 0 when empty.
+
+    In int64 when every entry fits with its absolute value (|v| < 2⁶²),
+    else in Python integers.
+    """
+    values = np.asarray(values).ravel()
+    if values.size == 0:
+        return 0
+    try:
+        small = values.astype(np.int64)
+    except OverflowError:
+        return max(abs(int(v)) for v in values)
+    if small.min() > -(2**62) and small.max() < 2**62:  # −2⁶³ has no int64 absolute value
+        return int(np.abs(small).max())
+    return max(abs(int(v)) for v in values)
 
 
 def fits_int64(numerators: np.ndarray) -> bool:

@@ -19,7 +19,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from indexset.rational import fmpz_matrix, fmpz_to_object, fraction_rows
+from indexset.rational import fmpz_matrix, fmpz_to_object, fraction_rows, largest_magnitude
 from indexset.result import FEASIBLE, INFEASIBLE, Result
 from indexset.search.system import upper_ends
 
@@ -217,7 +217,10 @@ def known_kernel(kernel_columns: list, z0: list, upper=None) -> Reduction:
     rows = flint.fmpz_mat([[int(v) for v in column] for column in kernel_columns]) if kernel_columns else flint.fmpz_mat(0, n)
     result = Reduction(n, n - len(kernel_columns), True, integer_feasible=True)
     result.kernel = fmpz_to_object(rows.transpose()) if kernel_columns else np.zeros((n, 0), dtype=object)
-    result.z0 = _toward_box_centre_float(np.array([int(v) for v in z0], dtype=object), result.kernel, upper)
+    z0 = np.array([int(v) for v in z0], dtype=object)
+    # Doubles place z0 near the centre while the entries stay far below 2⁵³; past that, the exact step.
+    small = not kernel_columns or max(largest_magnitude(result.kernel), largest_magnitude(z0)) < 2**50
+    result.z0 = _toward_box_centre_float(z0, result.kernel, upper) if small else _toward_box_centre(z0, rows, upper)
     return result
 
 
@@ -227,14 +230,11 @@ def _toward_box_centre_float(z0: np.ndarray, kernel: np.ndarray, upper=None) -> 
     ``kernel`` holds the kernel vectors as columns (object ints). The
     rounded coefficients y are exact integers whatever the float error, so
     z0 − K·y is an integer solution; only how near the centre it lands
-    depends on the rounding. Falls back to the exact step when the entries
-    are too large for doubles to place z0 near the centre.
+    depends on the rounding.
     """
     n, k = kernel.shape
     if k == 0:
         return z0
-    if max((abs(int(v)) for v in (*kernel.ravel(), *z0)), default=0) >= 2**50:
-        return _toward_box_centre(z0, flint.fmpz_mat([[int(kernel[i, j]) for i in range(n)] for j in range(k)]), upper)
     upper = upper_ends(upper, n)
     shifted = np.array([int(v) - u / 2 for v, u in zip(z0, upper)], dtype=np.float64)
     y = np.rint(np.linalg.lstsq(kernel.astype(np.float64), shifted, rcond=None)[0]).astype(np.int64)

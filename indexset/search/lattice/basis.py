@@ -31,6 +31,7 @@ import numpy as np
 
 from indexset.budget import Budget
 from indexset.native import enumerate as native
+from indexset.rational import largest_magnitude
 from indexset.search import bkz
 from indexset.search.lattice.tuning import DEFAULT, LatticeTuning
 from indexset.search.reduce import Reduction
@@ -483,7 +484,7 @@ def _kernel_columns(a: np.ndarray, extra: int, fill: float, columns: np.ndarray)
 
 def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray) -> str | None:
     """Refuse float Gram–Schmidt data whose error could approach the margins."""
-    if _largest_entry(np.concatenate([basis.ravel(), offset])) >= 2**40:
+    if largest_magnitude(np.concatenate([basis.ravel(), offset])) >= 2**40:
         return "the reduced basis or target has entries too large for safe float pruning"
     diag = np.abs(np.diag(R))
     # Forward errors of R grow with this ratio (~ its condition): 1e4 keeps
@@ -497,19 +498,6 @@ def _check_numerics(basis: np.ndarray, offset: np.ndarray, B: np.ndarray, Q: np.
     if error > max(1e-9, 1e-13 * largest):
         return f"Gram–Schmidt reconstruction error {error:.2e} is too large for safe float pruning"
     return None
-
-
-def _largest_entry(values: np.ndarray) -> int:
-    """``max |v|`` of an object array of Python ints, exactly (in int64 when every entry fits, |v| < 2⁶² then)."""
-    if not len(values):
-        return 0
-    try:
-        small = values.astype(np.int64)
-    except OverflowError:
-        return max(abs(int(v)) for v in values)
-    if small.min() > -(2**62) and small.max() < 2**62:  # −2⁶³ has no int64 absolute value
-        return int(np.abs(small).max())
-    return max(abs(int(v)) for v in values)
 
 
 def _box_bounds(Q: np.ndarray, half: np.ndarray) -> np.ndarray:
