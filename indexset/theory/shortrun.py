@@ -78,9 +78,11 @@ def run_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: 
     if status != "refuted" or done == plan.count:
         return ShortAnswer(status, chosen, how, done, None)
     alone = (time.perf_counter() - began) / done * plan.count  # predicted seconds in this process
-    client = _client(workers, alone, budget) if alone > tuning.short_parallel_seconds else None
-    parallel = alone > tuning.short_parallel_seconds and (client is not None or workers.count() > 1)
-    predicted = alone / (_threads(client, workers) if parallel else 1)
+    long = alone > tuning.short_parallel_seconds
+    client = _client(workers, alone, budget) if long else None
+    threads = workers.cluster.threads() if client is not None else workers.count()
+    parallel = client is not None or (long and threads > 1)
+    predicted = alone / (threads if parallel else 1)
     remaining = budget.remaining()
     if predicted > (tuning.max_short_seconds if remaining is None else remaining):
         return ShortAnswer("open", None, "time", done, predicted)
@@ -89,7 +91,7 @@ def run_short_side(question, plan: ShortPlan, tuning: DegenerateTuning, budget: 
         return ShortAnswer(rest.status, rest.chosen, rest.how, done + rest.done, predicted)
     batches = _batches(order, tuning.short_batch)
     data = (question, shared, tuning)
-    pool = _DaskPool(client, data, budget) if client is not None else _LocalPool(workers.count(), data, budget)
+    pool = _DaskPool(client, threads, data, budget) if client is not None else _LocalPool(threads, data, budget)
     tally = _Tally(plan.count, done, predicted, report)
     with pool:
         answer = _drive(pool, batches, budget, tally)
@@ -108,12 +110,6 @@ def _client(workers: Workers, alone: float, budget: Budget):
     return cluster.client_or_none(budget)
 
 
-def _threads(client, workers: Workers) -> int:
-    if client is None:
-        return workers.count()
-    return max(1, sum(client.nthreads().values()))
-
-
 def _batches(order, size: int):
     """The directions left, in lists of ``size``."""
     while batch := list(itertools.islice(order, size)):
@@ -130,7 +126,6 @@ class _Tally:
 
     def add(self, done: int) -> None:
         self.done += done
-        self.report(self.counters)
 
     def counters(self) -> dict:
         spent = time.perf_counter() - self.began
@@ -220,9 +215,9 @@ def _dask_batch(data: tuple, batch: list, seconds: float | None) -> tuple:
 class _DaskPool:
     """The workers of the caller's Dask cluster; its futures mirrored as :class:`concurrent.futures.Future`."""
 
-    def __init__(self, client, data: tuple, budget: Budget) -> None:
+    def __init__(self, client, threads: int, data: tuple, budget: Budget) -> None:
         self.client, self.data, self.budget = client, data, budget
-        self.depth = 2 * max(1, sum(client.nthreads().values()))
+        self.depth = 2 * threads
         self.futures = []
 
     def __enter__(self) -> _DaskPool:
