@@ -233,14 +233,15 @@ def _emit_advance_l1(context, builder, signature, args):
 
     source, target = row(W_array, builder.add(i, index(1))), row(W_array, i)
     direction = row(bstar_array, i)
-    module = builder.module
-    fmuladd = cgutils.get_or_insert_function(module, ir.FunctionType(vector, [vector] * 3), f"llvm.fmuladd.v{lanes}{_suffix(float_type)}")
-    fabs = cgutils.get_or_insert_function(module, ir.FunctionType(vector, [vector]), f"llvm.fabs.v{lanes}{_suffix(float_type)}")
-    reduce_add = cgutils.get_or_insert_function(module, ir.FunctionType(float_type, [float_type, vector]),
-                                                f"llvm.vector.reduce.fadd.v{lanes}{_suffix(float_type)}")
+
+    def declared(name, result, *arguments):  # an LLVM intrinsic on this vector type, e.g. llvm.fabs.v8f32
+        return cgutils.get_or_insert_function(builder.module, ir.FunctionType(result, list(arguments)), f"llvm.{name}.v{lanes}{_suffix(float_type)}")
+
+    fmuladd = declared("fmuladd", vector, vector, vector, vector)
+    fabs = declared("fabs", vector, vector)
+    reduce_add = declared("vector.reduce.fadd", float_type, float_type, vector)
     zero = ir.Constant(vector, [0.0] * lanes)
-    steps = builder.shuffle_vector(builder.insert_element(ir.Constant(vector, ir.Undefined), step, ir.Constant(ir.IntType(32), 0)),
-                                   ir.Constant(vector, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+    steps = _splat(builder, step, vector)
     partials = [cgutils.alloca_once_value(builder, zero) for _ in range(ACCUMULATORS)]
     align = W_type.dtype.bitwidth // 8
 
@@ -265,9 +266,7 @@ def _emit_advance_l1(context, builder, signature, args):
         # Lane numbers as integers of the floats' width: one compare of one vector.
         lane_type = ir.IntType(W_type.dtype.bitwidth)
         lane_vector = ir.VectorType(lane_type, lanes)
-        rests = builder.shuffle_vector(builder.insert_element(ir.Constant(lane_vector, ir.Undefined), builder.trunc(rest, lane_type)
-                                                              if lane_type.width < 64 else rest, ir.Constant(ir.IntType(32), 0)),
-                                       ir.Constant(lane_vector, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+        rests = _splat(builder, builder.trunc(rest, lane_type) if lane_type.width < 64 else rest, lane_vector)
         keep = builder.icmp_signed("<", ir.Constant(lane_vector, list(range(lanes))), rests)
         one(full, partials[1 % ACCUMULATORS], keep)
     total = builder.load(partials[0])
@@ -292,6 +291,16 @@ def _emit_level_index(context, builder, signature, args):
     from llvmlite import ir
 
     return builder.and_(args[0], ir.Constant(args[0].type, (1 << 62) - 1))
+
+
+def _splat(builder, value, vector_type):
+    """``value`` in every lane of a vector of ``vector_type`` (one insert, one shuffle)."""
+    from llvmlite import ir
+
+    lane_zero = ir.Constant(ir.IntType(32), 0)
+    undefined = ir.Constant(vector_type, ir.Undefined)
+    first = builder.insert_element(undefined, value, lane_zero)
+    return builder.shuffle_vector(first, undefined, ir.Constant(ir.VectorType(ir.IntType(32), vector_type.count), [0] * vector_type.count))
 
 
 def _suffix(float_type) -> str:
