@@ -21,10 +21,10 @@ r_j = F'(b_j+)/F'(b_j−):
 split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
 where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n − 1 and no split
-without a shared breakpoint, or F not strictly monotone. For a folding F
-it first tries the searches of :mod:`indexset.theory.line_folds`; for two
-blocks of width 2 and F without a zero slope they are complete together
-(Theorem 9.11), so there the answer is exact too.
+without a shared breakpoint, or F not strictly monotone outside the next
+case. For two blocks and a folding F without a zero slope, Theorem 9.12
+(:mod:`indexset.theory.line_levels`) decides exactly; elsewhere a folding F
+gets the sufficient searches of :mod:`indexset.theory.line_folds`.
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ from indexset.budget import Budget
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory import line_folds
+from indexset.theory import line_folds, line_levels
 from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
+from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
-WIDTH_TWO = "MATH.md §9.5, Theorem 9.11 (two blocks of width two on R, F without a zero slope)"
+TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R, F without a zero slope)"
 
 
 @dataclass
@@ -134,8 +135,10 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 
 
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """F not strictly monotone: the searches of Propositions 9.7 and 9.9, and Theorem 9.11 at width two; else unknown."""
+    """F not strictly monotone: Theorem 9.12 for two blocks and F without a zero slope; else the searches of Propositions 9.7 and 9.9, or unknown."""
     layers = stack.L
+    if layers == 2 and all(slope != 0 for slope in target.slopes):
+        return _two_blocks(target, n, clock, facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
@@ -143,7 +146,7 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
         return LineVerdict(ABSORBABLE, f"F is not monotone; the fold h at y* = {fold} with slope ratio {ratio} makes h ∘ f_1 and "
                                        f"f_2 ∘ h⁻¹ residual-free blocks of width {n} (Proposition 9.7)",
                            witness=[block_values(g, n) for g in maps], facts=facts)
-    found = line_folds.homeomorphic_first(target, n, clock) if n >= 2 else None
+    found = line_folds.homeomorphic_first(target, n, clock)
     if found is not None:
         first, last = found
         facts.update(first_block_breakpoints=[str(t) for t in first.breakpoints])
@@ -152,21 +155,36 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        f"{[str(t) for t in first.breakpoints]} and F ∘ H⁻¹ are residual-free blocks of width {n}"
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
-    if n == 2 and layers == 2 and all(slope != 0 for slope in target.slopes):
-        found = line_folds.folded_first(target)
-        if found is not None:
-            return LineVerdict(ABSORBABLE, f"F is not monotone; g_1 folds at a turning point of F whose two sides match lap by lap "
-                                           f"(Theorem 9.11), g_1 with breakpoints {[str(t) for t in found[0].breakpoints]}",
-                               witness=[block_values(g, n) for g in found], facts=facts)
-        if not clock.expired():
-            return LineVerdict(NOT_ABSORBABLE, "F on R is not strictly monotone and has no zero slope; no homeomorphic first block "
-                                               "(Proposition 9.9) and no first block folding at a turning point of F (the lap matching "
-                                               "of Theorem 9.11) gives two residual-free blocks of width 2", WIDTH_TWO, facts=facts)
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
-    why = clock.halt_reason() or (f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; F on R is not strictly "
-                                  "monotone, so a residual-free stack equal to it may fold or flatten the line in its first "
-                                  "block, and Theorem 9.6 covers strictly monotone F only (MATH.md §9.5)")
+    open_case = ("F has a zero slope, so g_1 may be constant on an interval or g_2 on a range of levels, which Theorem 9.12 "
+                 "does not cover" if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
+                 "MATH.md §9.5 decides")
+    why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
+
+
+def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
+    """Theorem 9.12: two blocks, F folding without a zero slope; exact but for the leaves it leaves undecided."""
+    turns = len(turning_points(target))
+    found = line_levels.two_blocks(target, n, clock)
+    facts.update(turning_points=turns, ratio_assignments=found.leaves)
+    if found.status == line_levels.FOUND:
+        facts.update(first_block_turning=[str(t) for t in found.turning])
+        return LineVerdict(ABSORBABLE, f"F is not monotone and has no zero slope; a first block turning at "
+                                       f"{[str(t) for t in found.turning]} (the fold walk, Lemma 9.13) with slope ratios chosen at "
+                                       f"the levels (Lemma 9.14) gives two residual-free blocks of width {n} (Theorem 9.12)",
+                           witness=[block_values(g, n) for g in found.maps], facts=facts)
+    if found.status == line_levels.NONE:
+        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and has no zero slope; for no set of at most {n} of "
+                                           f"its {turns} turning points do the fold walk and a choice of slope ratios at the levels "
+                                           f"give two residual-free blocks of width {n} ({found.leaves} ratio assignments checked)",
+                           TWO_BLOCKS, facts=facts)
+    if found.status == line_levels.STOPPED:
+        return LineVerdict(UNKNOWN, f"the search of Theorem 9.12 stopped ({clock.halt_reason()}) after {found.leaves} ratio "
+                                    "assignments", facts=facts)
+    return LineVerdict(UNKNOWN, f"{found.undecided} ratio assignments of Theorem 9.12's search have both blocks with n = {n} "
+                                "breakpoints and two or more free level ratios, and neither a rational solution was found nor "
+                                "its absence proved", facts=facts)
 
 
 def line_part(stack) -> Stack | None:
