@@ -17,7 +17,10 @@
   balanced pairs of: not absorbable by Theorem 9.6.
 - ``relu_fold_not_d1_n2.npz``: stack 18 of the survey (``run.py stacks``
   defaults): identity skips, width 2, a folding composite without a zero
-  slope, neither block absorbing: not absorbable by Theorem 9.11.
+  slope, neither block absorbing: not absorbable by Theorem 9.12 (at n = 2
+  also Theorem 9.11).
+- ``relu_fold_not_d1_n3.npz``: the same at width 3 (stack 25 of the survey):
+  not absorbable by Theorem 9.12.
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -72,7 +75,14 @@ def fold_not() -> Stack:
     """On R, identity skips: x + 2σ(−x − 2) − 2σ(3x) − 2, then y − σ(−2y − 1) − 3σ(−3y + 1) + 1."""
     first = Instance(np.array([[-1], [3]]), np.array([[2, -2]]), b_up=np.array([-2, 0]), b_down=np.array([-2]))
     second = Instance(np.array([[-2], [-3]]), np.array([[-1, -3]]), b_up=np.array([-1, 1]), b_down=np.array([1]))
-    return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.11")})
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.12")})
+
+
+def fold_not_width_three() -> Stack:
+    """On R, identity skips, width 3: x − σ(−2x − 1) − σ(−x − 3) + 3σ(3x + 1) − 2, then y + 3σ(−3y − 2) + 3σ(3y − 1) + σ(3y)."""
+    first = Instance(np.array([[-2], [-1], [3]]), np.array([[-1, -1, 3]]), b_up=np.array([-1, -3, 1]), b_down=np.array([-2]))
+    second = Instance(np.array([[-3], [3], [3]]), np.array([[3, 3, 1]]), b_up=np.array([-2, -1, 0]), b_down=np.array([0]))
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.12")})
 
 
 def main(argv=None) -> int:
@@ -90,7 +100,8 @@ def main(argv=None) -> int:
     construct.witness_of(whole).save(folder / "relu_whole_d1_n3_witness.npz")
     line_not().save(folder / "relu_line_not_d1_n2.npz")
     fold_not().save(folder / "relu_fold_not_d1_n2.npz")
-    print(f"wrote 8 files to {folder}")
+    fold_not_width_three().save(folder / "relu_fold_not_d1_n3.npz")
+    print(f"wrote 9 files to {folder}")
     return 0
 
 

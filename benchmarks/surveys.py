@@ -321,18 +321,26 @@ def _line_block(rng, n: int):
                     b_up=-up * rng.choice(np.arange(-3 * n, 3 * n + 1), size=n, replace=False))
 
 
-def line_negatives(n: int, count: int, seed: int) -> list:
-    """Random two-block stacks on R, strictly monotone with m ≥ 2n − 1 breakpoints, that Theorem 9.6 proves not absorbable."""
+def line_negatives(n: int, count: int, seed: int, folding: bool = False) -> list:
+    """Random two-block stacks on R that §9.5 proves not absorbable.
+
+    Strictly monotone with m ≥ 2n − 1 breakpoints (Theorem 9.6), or with
+    ``folding`` not monotone and without a zero slope (Theorem 9.12).
+    """
     from indexset.model.stack import Stack
     from indexset.result import NOT_ABSORBABLE
     from indexset.theory import line_stacks
     from indexset.theory.line import line_map
 
+    def shaped(phi) -> bool:
+        if folding:
+            return not phi.strictly_monotone() and all(slope != 0 for slope in phi.slopes)
+        return phi.strictly_monotone() and len(phi.breakpoints) >= 2 * n - 1
+
     rng, found = np.random.default_rng([seed, n]), []
     for _ in range(20000):
         stack = Stack([_line_block(rng, n) for _ in range(2)])
-        phi = line_map(stack)
-        if phi.strictly_monotone() and len(phi.breakpoints) >= 2 * n - 1 and line_stacks.decide(stack).status == NOT_ABSORBABLE:
+        if shaped(line_map(stack)) and line_stacks.decide(stack).status == NOT_ABSORBABLE:
             found.append(stack)
         if len(found) >= count:
             break
@@ -350,7 +358,8 @@ def line_width_table(rows: list) -> tuple:
     widths = sorted({row["n"] for row in rows})
     by = {(row["kind"], row["n"]): row for row in rows}
     lines = []
-    for kind, label in (("whole", "whole-stack, median s"), ("negative", "proven negative, median s")):
+    for kind, label in (("whole", "whole-stack, median s"), ("negative", "proven negative, monotone (Thm 9.6), median s"),
+                        ("fold-negative", "proven negative, folding (Thm 9.12), median s")):
         cells = [by.get((kind, n), {}).get("median_s") for n in widths]
         lines.append([label] + ["–" if c is None else f"{c:.2g}" for c in cells])
     return ["n", *widths], lines
@@ -386,6 +395,8 @@ class Stacks:
 
             rows = [_width_row("whole", n, [_explored(construct.whole_stack(n=n, seed=s)) for s in range(args.line_seeds)]) for n in _range(args.line_widths)]
             rows += [_width_row("negative", n, [_explored(s) for s in line_negatives(n, args.line_seeds, 5)]) for n in range(2, args.negative_max + 1)]
+            rows += [_width_row("fold-negative", n, [_explored(s) for s in line_negatives(n, args.line_seeds, 5, folding=True)])
+                     for n in _range(args.line_widths)]
             yield "width", {"rows": rows}
 
     def table(self, name: str, part: dict) -> dict:

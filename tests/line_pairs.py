@@ -79,6 +79,19 @@ def _all_preimages(phi: LineMap, y: Fraction) -> list:
     return sorted(out)
 
 
+def small_first_blocks(n: int, mirrored: bool = False):
+    """Every function of a residual-free ReLU block of width n on R with u ∈ {±1}, b ∈ {−1, 0, 1}, w ∈ {−1, 1, 2}; and its negative if ``mirrored``."""
+    units = [(u, b, w) for u in (-1, 1) for b in (-1, 0, 1) for w in (-1, 1, 2)]
+    seen = set()
+    for chosen in itertools.combinations_with_replacement(units, n):
+        points = sorted({Fraction(-b, u) for u, b, _ in chosen})
+        phi = LineMap.sampled(points, lambda x, chosen=chosen: sum(w * max(u * x + b, 0) for u, b, w in chosen))
+        for shape in (phi, LineMap.of(phi.breakpoints, [-s for s in phi.slopes], -phi.anchor)) if mirrored else (phi,):
+            if shape not in seen:
+                seen.add(shape)
+                yield shape
+
+
 def width_two_pair(target: LineMap) -> tuple | None:
     """Two residual-free blocks of width 2 composing to F (no zero slope), or None when Theorem 9.11 says there are none."""
     return homeomorphic_first(target, 2) or folded_first(target)

@@ -175,8 +175,8 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
                                        f"the levels (Lemma 9.14) gives two residual-free blocks of width {n} (Theorem 9.12)",
                            witness=[block_values(g, n) for g in found.maps], facts=facts)
     if found.status == line_levels.NONE:
-        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and has no zero slope; for no set of at most {n} of "
-                                           f"its {turns} turning points do the fold walk and a choice of slope ratios at the levels "
+        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and has no zero slope; for no set T of its {turns} "
+                                           f"turning points with |T| ≤ {n} do the fold walk and a choice of slope ratios at the levels "
                                            f"give two residual-free blocks of width {n} ({found.leaves} ratio assignments checked)",
                            TWO_BLOCKS, facts=facts)
     if found.status == line_levels.STOPPED:

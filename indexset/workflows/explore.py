@@ -8,7 +8,8 @@
 2. on R (d = 1, ReLU, L ≥ 2) the decision of MATH.md §9.5
    (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
    exact region enumeration, or ``not_absorbable`` by Theorem 9.6 (the
-   composite strictly monotone) or Corollary 9.8 (width one); on R^d, for
+   composite strictly monotone), Theorem 9.12 (two blocks, the composite
+   without a zero slope) or Corollary 9.8 (width one); on R^d, for
    stacks of blocks (φ_l(x_1), x_2, …, x_d), a lifted witness of the line
    (Proposition 9.10), checked the same way;
 3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
@@ -156,7 +157,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
                        complete=blockwise.complete)
 
-    # 2. on the line: Theorems 9.6 and 9.11 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
+    # 2. on the line: Theorems 9.6 and 9.12 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
     if line_stacks.applies(stack) or line_stacks.line_part(stack) is not None:
         decided = _on_the_line(stack, stages, clock, stop, int(seed))
         if decided is not None:

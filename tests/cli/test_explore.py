@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from line_pairs import second_block_for, small_first_blocks, width_two_pair
 from reference import line_block_absorbs, line_equal, naive_two_block, stack_point_value
 
 from indexset.cli.main import main
@@ -90,15 +91,19 @@ def test_exit_one_on_the_line():
     assert phi.strictly_monotone() and not naive_two_block(phi, 2)
 
 
-def test_exit_one_on_a_folding_composite():
-    process = explore(STACKS / "relu_fold_not_d1_n2.npz", "--json")
+@pytest.mark.parametrize("name", ["relu_fold_not_d1_n2.npz", "relu_fold_not_d1_n3.npz"])
+def test_exit_one_on_a_folding_composite(name):
+    """Theorem 9.12's no, held to Theorem 9.11's own search at width 2 and to brute force over small first blocks."""
+    process = explore(STACKS / name, "--json")
     assert process.returncode == 1, process.stderr
     payload = json.loads(process.stdout)
     assert payload["status"] == "not_absorbable" and payload["certificate"]["kind"] == "theorem"
-    stack = Stack.load(STACKS / "relu_fold_not_d1_n2.npz")
+    stack = Stack.load(STACKS / name)
     phi = line_map(stack)
     assert not phi.strictly_monotone() and all(s != 0 for s in phi.slopes)
     assert not any(line_block_absorbs(block) for block in stack.blocks)
+    assert stack.n > 2 or width_two_pair(phi) is None
+    assert all(second_block_for(phi, first, stack.n) is None for first in small_first_blocks(stack.n, mirrored=True))
 
 
 def test_exit_three_when_unknown(tmp_path):

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from line_pairs import second_block_for, width_two_pair
+from line_pairs import second_block_for, small_first_blocks, width_two_pair
 from reference import line_equal, line_kinks, naive_two_block, stack_point_value
 
 from indexset.budget import Budget
@@ -143,23 +143,10 @@ def test_strictly_monotone_composites_agree_with_theorem_9_6():
 
 
 # ================================================================ negatives against brute force
-def small_first_blocks(n):
-    """Every function of a residual-free ReLU block of width n on R with u ∈ {±1}, b ∈ {−1, 0, 1}, w ∈ {−1, 1, 2}."""
-    units = [(u, b, w) for u in (-1, 1) for b in (-1, 0, 1) for w in (-1, 1, 2)]
-    seen = set()
-    for chosen in itertools.combinations_with_replacement(units, n):
-        points = sorted({Fraction(-b, u) for u, b, _ in chosen})
-        phi = LineMap.sampled(points, lambda x, chosen=chosen: sum(w * max(u * x + b, 0) for u, b, w in chosen))
-        if phi not in seen:
-            seen.add(phi)
-            yield phi
-
-
 def test_negatives_hold_against_brute_force_over_small_first_blocks():
     """Whenever the search says no pair exists (n = 3), no first block with small weights, nor its mirror, admits a second."""
     rng = np.random.default_rng(43)
-    firsts = list(small_first_blocks(3))
-    firsts += [LineMap.of(phi.breakpoints, [-s for s in phi.slopes], -phi.anchor) for phi in firsts]
+    firsts = list(small_first_blocks(3, mirrored=True))
     negatives = 0
     for _ in range(300):
         target = composite(residual_pair(rng, 3))
