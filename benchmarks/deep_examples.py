@@ -22,6 +22,11 @@
 - ``relu_fold_not_d1_n3.npz``: the same at width 3 (stack 25 of the survey):
   not absorbable by Theorem 9.12.
 
+- ``relu_biasfree_whole_d1_n2.npz``: x + σ(x) + σ(2x), then
+  y + σ(y − 3) + σ(2y − 6): in the bias-free class the second block alone
+  does not absorb (its kink is not at 0) but the stack does (Theorem 9.15);
+  in the affine class both blocks absorb.
+
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
 
@@ -85,6 +90,13 @@ def fold_not_width_three() -> Stack:
     return Stack([first, second], {"example": np.array("MATH.md §9.5: not absorbable by Theorem 9.12")})
 
 
+def bias_free_whole() -> Stack:
+    """On R, identity skips, width 2: kinks at 0 and at 3/2, slopes 1, 4, 10."""
+    first = Instance(np.array([[1], [2]]), np.array([[1, 1]]))
+    second = Instance(np.array([[1], [2]]), np.array([[1, 1]]), b_up=np.array([-3, -6]))
+    return Stack([first, second], {"example": np.array("MATH.md §9.5: bias-free only as a whole, Theorem 9.15")})
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = Path(argv[0]) if argv else REPOSITORY / "instances" / "stacks"
@@ -101,7 +113,8 @@ def main(argv=None) -> int:
     line_not().save(folder / "relu_line_not_d1_n2.npz")
     fold_not().save(folder / "relu_fold_not_d1_n2.npz")
     fold_not_width_three().save(folder / "relu_fold_not_d1_n3.npz")
-    print(f"wrote 9 files to {folder}")
+    bias_free_whole().save(folder / "relu_biasfree_whole_d1_n2.npz")
+    print(f"wrote 10 files to {folder}")
     return 0
 
 

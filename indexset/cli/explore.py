@@ -6,7 +6,7 @@ import argparse
 import threading
 
 from indexset.classes import DEFINITIONS
-from indexset.cli.common import Progress, StopOnInterrupt, emit_json, time_budget
+from indexset.cli.common import Progress, StopOnInterrupt, add_class_option, emit_json, time_budget
 from indexset.errors import InputError
 
 EPILOG = """\
@@ -25,12 +25,13 @@ def register(sub) -> None:
         "explore",
         help="search for a residual-free stack of the same widths equal to a ReLU/leaky-ReLU stack, checked exactly (MATH.md §9)",
         description="Decide whether a stack of ReLU or leaky-ReLU blocks equals a residual-free stack of the\n"
-                    "same widths: block by block first, then on R the split decision of MATH.md §9.5, then\n"
+                    "same widths: block by block first, then on R the decisions of MATH.md §9.5, then\n"
                     "the necessary conditions of MATH.md §9, then seeded fitting; every witness is checked\n"
                     "exactly on every linear region.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="stack .npz (a single block is a stack of one)")
+    add_class_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (sample points, starts; default 0)")
     parser.add_argument("--starts", type=int, default=16, help="fitting starts, the first ones the block-wise pieces (default 16)")
     parser.add_argument("--iterations", type=int, default=3000, help="Adam steps per start at most (default 3000)")
@@ -56,7 +57,7 @@ def run(args) -> int:
     time_budget(args.time_limit)  # a bad --time-limit is refused before any work starts
     stop = threading.Event()
     with StopOnInterrupt(stop), Progress(f"exploring {args.file}") as progress:
-        result = explore(stack, seed=args.seed, starts=args.starts, iterations=args.iterations,
+        result = explore(stack, target_class=args.target_class, seed=args.seed, starts=args.starts, iterations=args.iterations,
                          time_limit=time_budget(args.time_limit), stop=stop, progress=progress)
     payload = result.to_json()
     if args.witness and result.status == ABSORBABLE:

@@ -229,6 +229,26 @@ def block_values(phi: LineMap, n: int) -> dict | None:
             "b_down": np.array([phi(0) - at_zero], dtype=object)}
 
 
+def bias_free_values(phi: LineMap, n: int) -> dict | None:
+    """Weights of a bias-free ReLU block of width n on R equal to ``phi`` (no bias inside σ), or None if there is none.
+
+    Such a block is ``α·relu(y) + β·relu(−y) + c``: for n ≥ 2 exactly the maps
+    with no breakpoint or one at 0 (MATH.md §9.5, the bias-free class on R);
+    for n = 1 also constant on a half-line.
+    """
+    if set(phi.breakpoints) - {Fraction(0)}:
+        return None
+    left, right = phi.slopes[0], phi.slopes[-1]
+    if n < 2 and left != 0 and right != 0:
+        return None
+    units = [(Fraction(1), right), (Fraction(-1), -left)] if n >= 2 else [(Fraction(1), right) if left == 0 else (Fraction(-1), -left)]
+    up, down = (np.array([Fraction(0)] * n, dtype=object) for _ in range(2))
+    for i, (u, w) in enumerate(units):
+        up[i], down[i] = u, w
+    return {"W_up": up.reshape(n, 1), "b_up": np.array([Fraction(0)] * n, dtype=object), "W_down": down.reshape(1, n),
+            "b_down": np.array([phi(0)], dtype=object)}
+
+
 def lifted_width(n: int, d: int) -> int:
     """Width of the line stack inside a lifted stack of width n on R^d: two units go to each coordinate but x_1."""
     return n - 2 * (d - 1)

@@ -41,12 +41,13 @@ from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels
-from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
+from indexset.theory.line import LineMap, balanced, bias_free_values, block_map, block_values, lift, lifted_width, line_map
 from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
 TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R, F without a zero slope)"
+BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R, F strictly monotone)"
 
 
 @dataclass
@@ -185,6 +186,72 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
     return LineVerdict(UNKNOWN, f"{found.undecided} ratio assignments of Theorem 9.12's search have both blocks with n = {n} "
                                 "breakpoints and two or more free level ratios, and neither a rational solution was found nor "
                                 "its absence proved", facts=facts)
+
+
+def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
+    """The bias-free class on R (no bias inside σ): Theorem 9.15 for strictly monotone F, else what the affine class implies.
+
+    A bias-free block of width n ≥ 2 on R is a map with at most one
+    breakpoint, at 0. For strictly monotone F (m breakpoints, L blocks) a
+    stack of them equals F iff m ≤ L − 1, or m = L and 0 is a breakpoint of
+    F. Otherwise an affine-class ``not_absorbable`` carries over (bias-free
+    blocks are affine blocks), and an affine witness counts only if it has
+    no bias inside σ.
+
+    Returns
+    -------
+    LineVerdict
+    """
+    target = line_map(stack)
+    n, layers, m = stack.n, stack.L, len(target.breakpoints)
+    facts = {"L": layers, "n": n, "m": m, "class": "bias-free"}
+    if n == 1 and target.slopes[0] != 0 and target.slopes[-1] != 0:
+        return LineVerdict(NOT_ABSORBABLE, "every bias-free ReLU block of width 1 on R is constant on a half-line, so is every "
+                                           "stack of them, and F is constant on neither", WIDTH_ONE, facts=facts)
+    if target.strictly_monotone() and n >= 2:
+        at_zero = Fraction(0) in target.breakpoints
+        if m <= layers - 1 or (m == layers and at_zero):
+            witness = [bias_free_values(g, n) for g in _bias_free_factors(target, layers)]
+            if any(w is None for w in witness):
+                raise AssertionError("bug: a factor of Theorem 9.15 is not a bias-free block")
+            return LineVerdict(ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints{' (one at 0)' if at_zero else ''}; one "
+                                           f"per block, each block breaking at its input 0, gives {layers} bias-free blocks "
+                                           f"(Theorem 9.15)", witness=witness, facts=facts)
+        return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints" + ("" if at_zero else ", none at 0")
+                                           + f"; {layers} bias-free blocks break at most once each, the first only at x = 0",
+                           BIAS_FREE_LINE, facts=facts)
+    affine = decide(stack, time_limit=time_limit, stop=stop)
+    facts["affine"] = affine.to_json()
+    if affine.status == NOT_ABSORBABLE:
+        return LineVerdict(NOT_ABSORBABLE, f"no residual-free stack with biases equals F ({affine.reason}), so none without them "
+                                           "does (bias-free blocks are affine blocks)", affine.theorem, facts=facts)
+    if affine.status == ABSORBABLE and all(not any(values["b_up"]) for values in affine.witness):
+        return LineVerdict(ABSORBABLE, f"{affine.reason}; the witness has no bias inside σ", witness=affine.witness, facts=facts)
+    return LineVerdict(UNKNOWN, "F on R is not strictly monotone, so Theorem 9.15 does not apply, and the affine class "
+                                f"({affine.status}) gives no bias-free answer", facts=facts)
+
+
+def _bias_free_factors(target: LineMap, layers: int) -> list:
+    """Theorem 9.15's witness: block 1 takes the breakpoint at 0 (if F has one), the others one each; H_l shifted so the next one lands on 0."""
+    points = list(target.breakpoints)
+    owners = [Fraction(0)] if Fraction(0) in points else [None]
+    owners += [t for t in points if t != 0]
+    owners += [None] * (layers - len(owners))
+    ratios = dict(zip(points, target.ratios()))
+    chain, previous = [], LineMap.of((), (Fraction(1),), Fraction(0))
+    for index in range(layers - 1):
+        mine = sorted(t for t in owners[: index + 1] if t is not None)
+        slopes = [Fraction(1)]
+        for t in mine:
+            slopes.append(slopes[-1] * ratios[t])
+        current = LineMap.of(mine, slopes, Fraction(0))
+        following = owners[index + 1]
+        shift = -current(following) if following is not None else Fraction(0)
+        current = LineMap.of(current.breakpoints, current.slopes, current.anchor + shift)
+        chain.append(current.after(previous.inverse()))
+        previous = current
+    chain.append(target.after(previous.inverse()))
+    return chain
 
 
 def line_part(stack) -> Stack | None:

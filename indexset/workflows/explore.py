@@ -1,6 +1,8 @@
 """Searching for residual-free stacks that equal a residual stack as a whole (MATH.md §9).
 
-``explore(stack)`` answers about the ``affine`` class (biases allowed in g):
+``explore(stack)`` answers about the ``affine`` class (biases allowed in g),
+``explore(stack, target_class="bias-free")`` about blocks with no bias
+inside σ:
 
 1. block by block (:func:`indexset.solver.solve`): if every block absorbs,
    the stack of their witnesses is the answer, and the exact region
@@ -22,6 +24,11 @@
    exactly equal stack is a witness;
 5. otherwise ``unknown``, with the best relative error found.
 
+In the bias-free class, step 1 solves each block in that class, step 2 on R
+is Theorem 9.15 for a strictly monotone composite, steps 2-3 carry every
+affine-class ``not_absorbable`` over (a bias-free block is an affine one),
+and step 4 fits with every bias inside σ held at zero.
+
 Floats only propose: no answer rests on them.
 """
 
@@ -36,6 +43,7 @@ import flint
 import numpy as np
 
 from indexset.budget import Budget
+from indexset.classes import AFFINE, BIAS_FREE, check_class
 from indexset.errors import InputError
 from indexset.exact import pwl
 from indexset.exact.witness import block_instance, encode_block, witness_stack
@@ -93,14 +101,16 @@ def check_stack(stack) -> Stack:
     return stack
 
 
-def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, time_limit: float | None = None,
-            stop: threading.Event | None = None, progress=None) -> Result:
+def explore(stack, *, target_class: str = AFFINE, seed: int = 0, starts: int = 16, iterations: int = 3000,
+            time_limit: float | None = None, stop: threading.Event | None = None, progress=None) -> Result:
     """Decide, or search for, a residual-free stack of the same widths equal to ``stack``.
 
     Parameters
     ----------
     stack : Stack or Instance
         A ReLU or leaky-ReLU residual stack with exact weights.
+    target_class : {"affine", "bias-free"}
+        Which residual-free blocks count (:mod:`indexset.classes`).
     seed : int
         Seed of every random choice (sample points, starts, probe points).
     starts : int
@@ -121,11 +131,12 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         ``absorbable`` with an exactly checked witness stack in
         ``certificate["witness"]``; ``not_absorbable`` with a theorem of
         MATH.md §9; else ``unknown`` with the best relative error in
-        ``stages["fit"]``. The class is ``affine``.
+        ``stages["fit"]``; ``target_class`` as asked.
     """
     from indexset.solver import solve
 
     stack = check_stack(stack)
+    target_class = check_class(target_class)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("seed", f"must be an integer ≥ 0, got {seed!r}")
     if not isinstance(starts, (int, np.integer)) or isinstance(starts, bool) or starts < 1:
@@ -136,13 +147,14 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         raise InputError("time_limit", f"must be a positive number of seconds, got {time_limit}")
     stop = stop or threading.Event()
     clock = Budget.of(time_limit, stop)
-    stages: dict = {"layers": stack.L, "n": stack.n, "d": stack.d, "activation": stack.activation}
+    stages: dict = {"layers": stack.L, "n": stack.n, "d": stack.d, "activation": stack.activation, "class": target_class}
 
     # 1. block by block
-    blockwise = solve(stack, time_limit=clock.share(0.2), seed=int(seed), stop=stop)
+    blockwise = solve(stack, target_class=target_class, time_limit=clock.share(0.2), seed=int(seed), stop=stop)
     stages["blockwise"] = {"status": blockwise.status, "blocks": blockwise.stages.get("blocks")}
     if blockwise.status == ABSORBABLE:
         candidate = witness_stack(stack, blockwise.certificate)
+        _check_class(candidate, target_class)
         comparison = pwl.compare(stack, candidate, seed=int(seed), time_limit=clock.remaining(), stop=stop)
         if comparison.equal is False:
             raise AssertionError(f"bug: the block-wise witness stack differs from the stack: {comparison.describe()}")
@@ -150,28 +162,30 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
         reason = (f"every block absorbs its skip on its own, so the stack of their witnesses equals the stack "
                   f"(block-wise, MATH.md §4); region enumeration: {comparison.describe()}")
         return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "blockwise", comparison),
-                       extension=blockwise.extension)
+                       target_class, extension=blockwise.extension)
 
     if stack.L == 1 and blockwise.status == NOT_ABSORBABLE:
         # One block: its own proof is the stack's (no composition involved).
-        return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, extension=blockwise.extension,
-                       complete=blockwise.complete)
+        return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, target_class,
+                       extension=blockwise.extension, complete=blockwise.complete)
 
-    # 2. on the line: Theorems 9.6 and 9.12 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
+    # 2. on the line: Theorems 9.6, 9.12 and 9.15 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
     if line_stacks.applies(stack) or line_stacks.line_part(stack) is not None:
-        decided = _on_the_line(stack, stages, clock, stop, int(seed))
+        decided = _on_the_line(stack, stages, clock, stop, int(seed), target_class)
         if decided is not None:
             return decided
 
-    # 3. the theorems of MATH.md §9.2-9.3
+    # 3. the theorems of MATH.md §9.2-9.3 (about affine blocks, so about bias-free ones too)
     verdict = deep.decide(stack, seed=int(seed), time_limit=clock.share(0.3), stop=stop)
     stages["theory"] = verdict.to_json()
     if verdict.proven:
-        return _result(NOT_ABSORBABLE, verdict.reason, stages, clock, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
-                       extension=True, complete=True)
+        inside = "" if target_class == AFFINE else " (about residual-free blocks with biases, so about bias-free ones too)"
+        return _result(NOT_ABSORBABLE, verdict.reason + inside, stages, clock, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
+                       target_class, extension=True, complete=True)
 
     # 4. fitting, rounding, exact checks
-    fits = fit(stack, starts=int(starts), iterations=int(iterations), seed=int(seed), clock=clock, progress=progress)
+    fits = fit(stack, starts=int(starts), iterations=int(iterations), seed=int(seed), clock=clock, progress=progress,
+               bias_free=target_class == BIAS_FREE)
     best = min(fits, key=lambda f: f.loss) if fits else None
     stages["fit"] = {"starts": len(fits), "best_loss": None if best is None else best.loss,
                      "best_start": None if best is None else best.start}
@@ -183,6 +197,7 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
             if clock.expired():
                 break
             checked += 1
+            _check_class(candidate, target_class)
             comparison = pwl.compare(stack, candidate, seed=int(seed), time_limit=clock.remaining(), stop=stop)
             if comparison.equal:
                 stages["fit"]["exact_checks"] = checked
@@ -191,18 +206,28 @@ def explore(stack, *, seed: int = 0, starts: int = 16, iterations: int = 3000, t
                           f"(start: {candidate_fit.start}) and rounded to rationals equals the stack exactly: {comparison.describe()}"
                           + ("" if blockwise.stages.get("blocks") is None else
                              f"; block by block: {blockwise.stages.get('blocks')}"))
-                return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "fitted", comparison), extension=True)
+                return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "fitted", comparison), target_class,
+                               extension=True)
     stages["fit"]["exact_checks"] = checked
     why = clock.halt_reason() or "no theorem of MATH.md §9 applies and no fitted stack rounds to an exact witness"
     reason = (f"unknown: not every block absorbs on its own ({blockwise.stages.get('blocks')}); {verdict.reason}; "
               f"fitting: best relative mean squared error {_loss_text(best)} over {len(fits)} starts, {checked} exact checks; {why}")
-    return _result(UNKNOWN, reason, stages, clock, None)
+    return _result(UNKNOWN, reason, stages, clock, None, target_class)
 
 
-def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int) -> Result | None:
-    """Theorem 9.6 on a ReLU stack on R, or Proposition 9.10 on one lifted from R: a checked witness, a proof, or None."""
+def _check_class(candidate: Stack, target_class: str) -> None:
+    """A bias-free answer's witness has no bias inside σ (a bug otherwise, not an answer)."""
+    if target_class == BIAS_FREE and any(block.b_up is not None and np.any(np.asarray(block.b_up) != 0) for block in candidate.blocks):
+        raise AssertionError("bug: a bias-free witness with a bias inside σ")
+
+
+def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int, target_class: str) -> Result | None:
+    """§9.5 on a ReLU stack on R, or Proposition 9.10 on one lifted from R (affine class): a checked witness, a proof, or None."""
     if stack.d == 1:
-        verdict = line_stacks.decide(stack, time_limit=clock.share(0.5), stop=stop)
+        decide = line_stacks.decide if target_class == AFFINE else line_stacks.decide_bias_free
+        verdict = decide(stack, time_limit=clock.share(0.5), stop=stop)
+    elif target_class != AFFINE:
+        return None
     else:
         verdict = line_stacks.decide_lifted(stack, time_limit=clock.share(0.5), stop=stop)
         if verdict is None:
@@ -210,11 +235,12 @@ def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int) -> 
     stages["line"] = verdict.to_json()
     if verdict.status == NOT_ABSORBABLE:
         return _result(NOT_ABSORBABLE, f"{verdict.theorem}: {verdict.reason}", stages, clock,
-                       dict(theorem_certificate(verdict.theorem), facts=verdict.facts), extension=True, complete=True)
+                       dict(theorem_certificate(verdict.theorem), facts=verdict.facts), target_class, extension=True, complete=True)
     if verdict.status != ABSORBABLE:
         return None
     candidate = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)],
                       {"witness_of": np.array(stack.source)}, f"witness of {stack.source}")
+    _check_class(candidate, target_class)
     comparison = pwl.compare(stack, candidate, seed=seed, time_limit=clock.remaining(), stop=stop)
     if comparison.equal is False:
         raise AssertionError(f"bug: the witness stack of Theorem 9.6 differs from the stack: {comparison.describe()}")
@@ -223,18 +249,18 @@ def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int) -> 
         stages["line"]["unchecked"] = comparison.describe()
         return None
     reason = f"{verdict.reason}; region enumeration: {comparison.describe()}"
-    return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "line", comparison), extension=True)
+    return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "line", comparison), target_class, extension=True)
 
 
 def _loss_text(best: Fit | None) -> str:
     return "n/a" if best is None else f"{best.loss:.3g} (start {best.start})"
 
 
-def _result(status, reason, stages, clock, certificate, extension=False, complete=False) -> Result:
+def _result(status, reason, stages, clock, certificate, target_class, extension=False, complete=False) -> Result:
     result = Result(status, reason, stages=stages, engine="explore", certificate=certificate, extension=extension,
                     complete=complete, verified=status == ABSORBABLE)
     result.time_s = clock.elapsed()
-    result.target_class = "affine"
+    result.target_class = target_class
     return result.note_halt(clock.halt_reason())
 
 
@@ -293,12 +319,14 @@ def blockwise_pieces(stack: Stack) -> list:
     return pieces
 
 
-def fit(stack: Stack, *, starts: int, iterations: int, seed: int, clock=None, progress=None, points: int = 384) -> list:
+def fit(stack: Stack, *, starts: int, iterations: int, seed: int, clock=None, progress=None, points: int = 384,
+        bias_free: bool = False) -> list:
     """Fit residual-free stacks of the same widths to the stack by Adam from ``starts`` seeded starts.
 
     All starts run together (arrays with a leading start axis). The first
     start is the stack of block-wise pieces, the next quarter are those
-    pieces with noise, the rest are random.
+    pieces with noise, the rest are random. With ``bias_free`` every bias
+    inside σ starts at zero and its gradient is dropped, so it stays zero.
 
     Returns
     -------
@@ -310,6 +338,9 @@ def fit(stack: Stack, *, starts: int, iterations: int, seed: int, clock=None, pr
     scale = float(((target - target.mean(axis=0)) ** 2).sum(axis=1).mean()) or 1.0
     slopes = tuple(float(v) for v in pwl.slopes(stack))
     labels, params = _starts(stack, starts, rng)
+    if bias_free:
+        for layer in params:
+            layer["b_up"][...] = 0.0
     # One flat parameter array (and one for the gradient) with a view per weight: Adam is then six vector operations.
     theta, views = _flat(params)
     grad, grad_views = _flat([{k: np.zeros_like(v) for k, v in layer.items()} for layer in params])
@@ -321,6 +352,9 @@ def fit(stack: Stack, *, starts: int, iterations: int, seed: int, clock=None, pr
         losses = _loss_and_gradients(views, x, target, slopes, scale, grad_views)
         if losses.min() < EXACT_ENOUGH:
             break
+        if bias_free:
+            for layer in grad_views:
+                layer["b_up"][...] = 0.0
         lr = rate * 0.5 * (1 + np.cos(np.pi * step / iterations)) + 1e-5
         m *= 0.9
         m += 0.1 * grad

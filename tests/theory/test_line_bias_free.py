@@ -1,0 +1,147 @@
+"""The bias-free class on R (MATH.md §9.5, Theorem 9.15) and ``explore --class bias-free``.
+
+References, none of them the code under test: the plain forward pass over
+the raw arrays (``reference.line_equal``, ``reference.stack_point_value``);
+planted stacks built from a chain of homeomorphisms whose composite has
+at most L breakpoints; and brute force over bias-free first blocks with
+small slopes and output biases, the second block read off as F ∘ g_1⁻¹.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+from reference import fractions, line_equal, line_kinks, stack_point_value
+
+from indexset.exact.witness import block_instance
+from indexset.model.instance import Instance
+from indexset.model.stack import Stack
+from indexset.result import ABSORBABLE, NOT_ABSORBABLE
+from indexset.theory import line_stacks
+from indexset.theory.line import LineMap
+from indexset.workflows.explore import explore, fit
+
+STACKS = Path(__file__).resolve().parents[2] / "instances" / "stacks"
+
+
+def residual_block(phi: LineMap) -> Instance:
+    """phi (at most one breakpoint) as a residual ReLU block of width 2: skip = slope at −∞, two half units at the kink."""
+    t = phi.breakpoints[0] if phi.breakpoints else Fraction(0)
+    jump = phi.slopes[-1] - phi.slopes[0]
+    offset = phi(0) - jump * max(-t, 0)
+    den = int(np.lcm.reduce([Fraction(v).denominator for v in (t, jump / 2, offset, phi.slopes[0])]))
+    return Instance(np.full((2, 1), den, dtype=np.int64), np.array([[int(jump / 2 * den)] * 2]), skip=np.array([[int(phi.slopes[0] * den)]]),
+                    b_up=np.array([int(-t * den)] * 2), b_down=np.array([int(offset * den)]), denominator=den)
+
+
+def planted(rng, layers: int, breakpoints: list) -> Stack:
+    """Residual blocks f_l = H_l ∘ H_{l−1}⁻¹, H_l increasing with F's first l breakpoints, randomly shifted (so f_l's kink is not at 0)."""
+    blocks, previous = [], LineMap.of((), (Fraction(1),), Fraction(0))
+    slopes = [Fraction(int(rng.integers(1, 4)))]
+    for _ in breakpoints:
+        slopes.append(slopes[-1] * Fraction(int(rng.integers(1, 5)), int(rng.integers(1, 5))))
+    for index in range(layers):
+        mine = breakpoints[: index + 1]
+        current = LineMap.of(mine, slopes[: len(mine) + 1], Fraction(int(rng.integers(-3, 4))))
+        blocks.append(residual_block(current.after(previous.inverse())))
+        previous = current
+    return Stack(blocks)
+
+
+def bias_free_pair_exists(target: LineMap) -> bool:
+    """Brute force: a bias-free g_1 (slopes p, q ∈ ±{1/2, 1, 2, 3}, value c ∈ [−3, 3] at 0) with F ∘ g_1⁻¹ breaking at 0 at most."""
+    values = [Fraction(v) for v in (-3, -2, -1, Fraction(-1, 2), Fraction(1, 2), 1, 2, 3)]
+    for p, q, c in itertools.product(values, values, range(-3, 4)):
+        if p * q < 0:
+            continue
+        first = LineMap.of((Fraction(0),), (p, q), Fraction(c))
+        if set(target.after(first.inverse()).breakpoints) <= {Fraction(0)}:
+            return True
+    return False
+
+
+def free_of_biases(stack: Stack) -> bool:
+    return all(not any(fractions(block, "b_up")) for block in stack.blocks)
+
+
+def test_planted_stacks_absorb_in_the_bias_free_class():
+    """m ≤ L − 1 breakpoints anywhere, or m = L with one at 0: absorbable, the witness bias-free and equal to the stack."""
+    rng = np.random.default_rng(61)
+    for trial in range(30):
+        layers = int(rng.integers(2, 4))
+        with_zero = trial % 2 == 0
+        others = sorted({Fraction(int(v)) for v in rng.choice([-4, -3, -2, -1, 1, 2, 3, 4], layers - 1, replace=False)})
+        points = sorted(others + [Fraction(0)]) if with_zero else others
+        stack = planted(rng, layers, points)
+        verdict = line_stacks.decide_bias_free(stack)
+        assert verdict.status == ABSORBABLE, (points, verdict.reason)
+        witness = Stack([block_instance(block, values, "test") for block, values in zip(stack.blocks, verdict.witness)])
+        assert free_of_biases(witness) and line_equal(stack, witness)
+
+
+def test_negatives_hold_against_brute_force():
+    """Two blocks, F strictly monotone and ruled out by Theorem 9.15: no small bias-free first block admits a second."""
+    rng = np.random.default_rng(67)
+    negatives = 0
+    for _ in range(60):
+        count = int(rng.integers(2, 4))
+        points = sorted(Fraction(int(v)) for v in rng.choice([-3, -2, -1, 0, 1, 2, 3], count, replace=False))
+        chain = planted(rng, count, points)
+        stack = chain if count == 2 else Stack([chain.blocks[0], chain.blocks[1], chain.blocks[2]])
+        verdict = line_stacks.decide_bias_free(stack)
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
+        kinks = target.breakpoints
+        expected_negative = len(kinks) > stack.L or (len(kinks) == stack.L and Fraction(0) not in kinks)
+        assert (verdict.status == NOT_ABSORBABLE) == expected_negative, (kinks, verdict.reason)
+        if verdict.status == NOT_ABSORBABLE and stack.L == 2:
+            assert not bias_free_pair_exists(target), kinks
+            negatives += 1
+    assert negatives >= 8, negatives
+
+
+def test_the_brute_force_can_find_a_pair():
+    """The reference is not vacuous: a composite of two small bias-free maps is found."""
+    first = LineMap.of((Fraction(0),), (Fraction(1), Fraction(2)), Fraction(-1))
+    second = LineMap.of((Fraction(0),), (Fraction(3), Fraction(1)), Fraction(2))
+    assert bias_free_pair_exists(second.after(first))
+
+
+def test_fitting_keeps_every_bias_inside_sigma_at_zero():
+    rng = np.random.default_rng(71)
+    stack = Stack([Instance(rng.integers(-3, 4, (3, 2)), rng.integers(-3, 4, (2, 3)), b_up=rng.integers(-3, 4, 3)) for _ in range(2)])
+    fits = fit(stack, starts=3, iterations=30, seed=0, bias_free=True)
+    assert all(not np.any(layer["b_up"]) for f in fits for layer in f.layers)
+    assert any(np.any(layer["b_up"]) for f in fit(stack, starts=3, iterations=30, seed=0) for layer in f.layers)
+
+
+def test_explore_carries_affine_negatives_over():
+    """d = 2: Theorem 9.2 proves the stack not absorbable with biases, hence without them."""
+    stack = Stack.load(STACKS / "relu_identity_d2_n2.npz")
+    for target_class in ("affine", "bias-free"):
+        result = explore(stack, target_class=target_class, starts=1, iterations=1)
+        assert result.status == NOT_ABSORBABLE and result.target_class == target_class
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "indexset", *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_bias_free_whole_only_instance(tmp_path):
+    """The bundled stack absorbs in the bias-free class only as a whole: exit 0 with a bias-free witness; its second block alone does not."""
+    path = STACKS / "relu_biasfree_whole_d1_n2.npz"
+    process = run_cli("explore", path, "--class", "bias-free", "--json", "--witness", tmp_path / "w.npz")
+    assert process.returncode == 0, process.stderr
+    payload = json.loads(process.stdout)
+    assert payload["status"] == "absorbable" and payload["class"] == "bias-free"
+    stack, witness = Stack.load(path), Stack.load(tmp_path / "w.npz")
+    assert witness.residual_free and free_of_biases(witness) and line_equal(stack, witness)
+    block = tmp_path / "second.npz"
+    stack.blocks[1].save(block)
+    assert run_cli("solve", block, "--class", "bias-free").returncode == 1
+    assert run_cli("solve", block).returncode == 0
