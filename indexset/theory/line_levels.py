@@ -108,13 +108,42 @@ class TwoBlocks:
     undecided: int = 0
 
 
+@dataclass(frozen=True)
+class Ends:
+    """What g_1 does on F's flat ends (Lemma 9.16): ``flat``, ``through`` (on at its slope) or ``free`` (on at a free slope).
+
+    ``flat``: g_1 is constant there, breaking at the end. ``through`` and
+    ``free``: g_1 goes on into levels no other point reaches, where g_2 is
+    flat (g_2 breaks at that edge); ``free`` gives g_1 a breakpoint with a
+    free ratio. None: F has no flat end on that side.
+    """
+
+    left: str | None = None
+    right: str | None = None
+
+    def first_count(self) -> int:
+        return sum(side in ("flat", "free") for side in (self.left, self.right))
+
+    def variables(self) -> list:
+        return [side for side in ("left", "right") if getattr(self, side) == "free"]
+
+
+def flat_ends(target: LineMap) -> tuple | None:
+    """``(lo, hi)``: where F leaves its flat ends (None: no flat end that side); None if F is flat anywhere else."""
+    slopes, points = target.slopes, target.breakpoints
+    lo = points[0] if points and slopes[0] == 0 else None
+    hi = points[-1] if points and slopes[-1] == 0 else None
+    inner = slopes[(lo is not None):len(slopes) - (hi is not None)]
+    return None if not inner or any(s == 0 for s in inner) else (lo, hi)
+
+
 def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlocks:
     """Decide whether F = ``target`` equals g_2 ∘ g_1 for residual-free ReLU blocks of width n ≥ 2 on R.
 
     Parameters
     ----------
     target : LineMap
-        F, with no zero slope.
+        F, with no zero slope except on its end pieces (:func:`flat_ends`).
     n : int
         The width, at least 2.
     clock : Budget, optional
@@ -126,39 +155,68 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
     """
     if n < 2:
         raise ValueError("n must be at least 2")
+    domain = flat_ends(target)
+    if domain is None:
+        raise ValueError("target must be flat nowhere but on its end pieces, and not constant")
     clock = clock or Budget.of()
     turns = turning_points(target)
     leaves = undecided = 0
     for size in range(min(n, len(turns)) + 1):
         for turning in itertools.combinations(turns, size):
-            fold = level_map(target, turning)
+            fold = level_map(target, turning, domain)
             if fold is None:
                 continue
-            search = _LevelSearch(fold, n, clock)
-            answer = search.run()
-            leaves, undecided = leaves + search.leaves, undecided + search.undecided
-            if answer is not None:
-                return TwoBlocks(FOUND, answer, turning, leaves, undecided)
-            if clock.expired():
-                return TwoBlocks(STOPPED, leaves=leaves, undecided=undecided)
+            for ends in end_options(fold):
+                search = _LevelSearch(fold, n, clock, ends)
+                answer = search.run()
+                leaves, undecided = leaves + search.leaves, undecided + search.undecided
+                if answer is not None:
+                    return TwoBlocks(FOUND, answer, turning, leaves, undecided)
+                if clock.expired():
+                    return TwoBlocks(STOPPED, leaves=leaves, undecided=undecided)
     return TwoBlocks(UNDECIDED if undecided else NONE, leaves=leaves, undecided=undecided)
+
+
+def end_options(fold: Folding) -> list:
+    """Every :class:`Ends` the folding allows: going on past an end needs ℓ there at an edge of its image, moving out."""
+    lo, hi = fold.domain
+    left = [None] if lo is None else ["flat", *(["through", "free"] if fold.level(lo) == fold.low else [])]
+    right = [None]
+    if hi is not None:
+        outward = fold.high if _slopes_at(fold.level, hi)[0] > 0 else fold.low
+        right = ["flat", *(["through", "free"] if fold.level(hi) == outward else [])]
+    return [Ends(a, b) for a in left for b in right]
 
 
 def levels_of(fold: Folding) -> list:
     """The levels Y* of a folding, sorted, each with its crossings and G's ratio (Lemma 9.14)."""
     level, profile = fold.level, fold.profile
-    values = {level(t) for t in level.breakpoints} | set(profile.breakpoints)
+    lo, hi = fold.domain
+    values = {level(t) for t in level.breakpoints if _within(fold.domain, t)} | set(profile.breakpoints)
+    values |= {level(t) for t in (lo, hi) if t is not None}
     out = []
     for y in sorted(v for v in values if fold.inside(v)):
         crossings = []
         for x in _preimages(level, y):
-            if x in fold.turning:
+            if x in fold.turning or not _within(fold.domain, x) or x in (lo, hi):
                 continue
             left, right = _slopes_at(level, x)
             crossings.append((right / left, 1 if right > 0 else -1))
         left, right = _slopes_at(profile, y)
         out.append(Level(y, tuple(crossings), right / left))
     return out
+
+
+def _inside(low: Fraction | None, high: Fraction | None) -> Fraction:
+    """A point strictly inside the interval from low to high (None: unbounded)."""
+    if low is None:
+        return Fraction(0) if high is None else high - 1
+    return low + 1 if high is None else (low + high) / 2
+
+
+def _within(domain: tuple, x: Fraction) -> bool:
+    lo, hi = domain
+    return (lo is None or x >= lo) and (hi is None or x <= hi)
 
 
 def _preimages(phi: LineMap, y: Fraction) -> list:
@@ -184,10 +242,10 @@ def _slopes_at(phi: LineMap, x: Fraction) -> tuple:
 
 
 class _LevelSearch:
-    """Depth-first search over η at each level, pruned by the breakpoint counts, for one folding."""
+    """Depth-first search over η at each level, pruned by the breakpoint counts, for one folding and one choice of ends."""
 
-    def __init__(self, fold: Folding, n: int, clock: Budget):
-        self.fold, self.n, self.clock = fold, n, clock
+    def __init__(self, fold: Folding, n: int, clock: Budget, ends: Ends):
+        self.fold, self.n, self.clock, self.ends = fold, n, clock, ends
         self.levels = levels_of(fold)
         self.options = [level.choices() for level in self.levels]
         # Fewest breakpoints the levels from i on can add, per block: the pruning bound.
@@ -198,7 +256,8 @@ class _LevelSearch:
         self.leaves = self.undecided = 0
 
     def run(self) -> tuple | None:
-        return self._descend(0, [], len(self.fold.turning), 0)
+        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
+        return self._descend(0, [], len(self.fold.turning) + self.ends.first_count(), len(edges))
 
     def _descend(self, i: int, chosen: list, first: int, second: int) -> tuple | None:
         if first + self.floor[i][0] > self.n or second + self.floor[i][1] > self.n or self.clock.expired():
@@ -214,9 +273,9 @@ class _LevelSearch:
 
     def _leaf(self, chosen: list) -> tuple | None:
         """The witness for this assignment, or None (after counting it undecided when that is what it is)."""
-        shape = _Shape(self.fold, self.levels, chosen)
+        shape = _Shape(self.fold, self.levels, chosen, self.ends)
         first, second = shape.first_forms(), shape.second_forms()
-        values = _solve(first, second, self.n, shape.free + 1)
+        values = _solve(first, second, self.n, shape.size)
         if values == UNDECIDED:
             self.undecided += 1
             return None
@@ -224,10 +283,15 @@ class _LevelSearch:
 
 
 class _Shape:
-    """h's slopes per piece of the image as (coefficient, variable) for one assignment of η to the levels."""
+    """Slopes of g_1 and g_2 as linear forms in the free variables, for one assignment of η to the levels and one choice of ends.
 
-    def __init__(self, fold: Folding, levels: list, chosen: list):
-        self.fold, self.levels = fold, levels
+    Variables: u_0 = 1 below the first generic level, one u per generic
+    level (h's slopes above it carry it), then one per ``free`` end (g_1's
+    slope there).
+    """
+
+    def __init__(self, fold: Folding, levels: list, chosen: list, ends: Ends):
+        self.fold, self.levels, self.ends = fold, levels, ends
         self.values = [level.value for level in levels]
         coefficient, group, self.pieces = Fraction(1), 0, [(Fraction(1), 0)]
         for eta in chosen:
@@ -236,54 +300,114 @@ class _Shape:
             else:
                 coefficient *= eta
             self.pieces.append((coefficient, group))
-        self.free = group
+        self.end_variable = {side: group + 1 + k for k, side in enumerate(ends.variables())}
+        self.size = group + 1 + len(self.end_variable)
 
-    def _piece(self, y: Fraction) -> int:
-        return bisect.bisect_right(self.values, y)
+    @staticmethod
+    def edge_of(fold: Folding, side: str) -> str:
+        """Which edge of ℓ's image g_1 leaves through past the ``side`` end: ``low`` or ``high``."""
+        _lo, hi = fold.domain
+        if side == "left":
+            return "low"
+        return "high" if _slopes_at(fold.level, hi)[0] > 0 else "low"
 
-    def _form(self, scale: Fraction, piece: int) -> tuple:
-        coefficient, group = self.pieces[piece]
-        out = [Fraction(0)] * (self.free + 1)
-        out[group] = scale * coefficient
+    def _unit(self, index: int, scale: Fraction) -> tuple:
+        out = [Fraction(0)] * self.size
+        out[index] = scale
         return tuple(out)
 
-    def first_forms(self) -> list:
-        """g_1's slopes left to right as linear forms in the variables u, one per piece where the form changes."""
-        level = self.fold.level
-        cuts = set(level.breakpoints)
+    def _cuts(self) -> list:
+        level, (lo, hi) = self.fold.level, self.fold.domain
+        cuts = {t for t in level.breakpoints if _within(self.fold.domain, t)} | {t for t in (lo, hi) if t is not None}
         for y in self.values:
-            cuts.update(_preimages(level, y))
-        cuts = sorted(cuts)
-        samples = [cuts[0] - 1, *[(a + b) / 2 for a, b in itertools.pairwise(cuts)], cuts[-1] + 1] if cuts else [Fraction(0)]
+            cuts.update(x for x in _preimages(level, y) if _within(self.fold.domain, x))
+        return sorted(cuts)
+
+    def first_forms(self) -> list:
+        """g_1's slopes left to right as linear forms, one per piece where the form changes."""
+        level, (lo, hi) = self.fold.level, self.fold.domain
+        cuts = self._cuts()
+        inner = [(a + b) / 2 for a, b in itertools.pairwise(cuts)]
+        samples = ([cuts[0] - 1] if lo is None else []) + inner + ([cuts[-1] + 1] if hi is None else []) if cuts else [Fraction(0)]
         forms = []
         for x in samples:
             _, slope = _slopes_at(level, x)
-            forms.append(self._form(slope, self._piece(level(x))))
+            coefficient, group = self.pieces[bisect.bisect_right(self.values, level(x))]
+            forms.append(self._unit(group, slope * coefficient))
+        for side, at in (("left", 0), ("right", len(forms))):
+            choice = getattr(self.ends, side)
+            if choice == "flat":
+                forms.insert(at, self._unit(0, Fraction(0)))
+            elif choice == "free":
+                sign = 1 if side == "left" else (1 if _slopes_at(level, hi)[0] > 0 else -1)
+                forms.insert(at, self._unit(self.end_variable[side], Fraction(sign)))
         return _dedupe(forms)
 
     def second_forms(self) -> list:
-        """g_2's slopes (on h's image, continued linearly) as linear forms in 1/u."""
-        profile = self.fold.profile
-        ends = self.values
-        samples = [ends[0] - 1, *[(a + b) / 2 for a, b in itertools.pairwise(ends)], ends[-1] + 1] if ends else [Fraction(0)]
+        """g_2's slopes (on h's image, flat past an edge g_1 goes through, else continued linearly) as linear forms in 1/u."""
+        profile, ends = self.fold.profile, self.values
+        low, high = self.fold.low, self.fold.high
+        if ends:
+            below = ends[0] - 1 if low is None else (low + ends[0]) / 2
+            above = ends[-1] + 1 if high is None else (ends[-1] + high) / 2
+            samples = [below, *[(a + b) / 2 for a, b in itertools.pairwise(ends)], above]
+        else:
+            samples = [_inside(low, high)]
         forms = []
         for piece, y in enumerate(samples):
             _, slope = _slopes_at(profile, y)
             coefficient, group = self.pieces[piece]
-            out = [Fraction(0)] * (self.free + 1)
-            out[group] = slope / coefficient
-            forms.append(tuple(out))
+            forms.append(self._unit(group, slope / coefficient))
+        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
+        if "low" in edges:
+            forms.insert(0, self._unit(0, Fraction(0)))
+        if "high" in edges:
+            forms.append(self._unit(0, Fraction(0)))
         return _dedupe(forms)
 
     def witness(self, u: tuple, n: int) -> tuple:
-        """(g_1, g_2) for positive values u of the free variables; checked to compose to F and to be blocks."""
+        """(g_1, g_2) for positive values u of the variables; checked to compose to F and to be blocks."""
+        fold, (lo, hi) = self.fold, self.fold.domain
         slopes = [coefficient * u[group] for coefficient, group in self.pieces]
         h = LineMap.of(self.values, slopes, self.values[0]) if self.values else LineMap.of((), (Fraction(1),), Fraction(0))
-        first = h.after(self.fold.level)
-        second = self.fold.profile.after(h.inverse())
+        inner = h.after(fold.level)
+        first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)],
+                                lambda x: self._first_at(inner, x, u))
+        second = self._second(h)
         if block_values(first, n) is None or block_values(second, n) is None:
             raise AssertionError("bug: a leaf of Theorem 9.12's search gave a map that is not a residual-free block")
         return first, second
+
+    def _first_at(self, inner: LineMap, x: Fraction, u: tuple) -> Fraction:
+        """g_1 at x: h ∘ ℓ on the domain; past a flat end constant, or on at its slope or at the free one."""
+        lo, hi = self.fold.domain
+        for side, end, outside in (("left", lo, lo is not None and x < lo), ("right", hi, hi is not None and x > hi)):
+            if not outside:
+                continue
+            choice = getattr(self.ends, side)
+            if choice == "flat":
+                return inner(end)
+            if choice == "free":
+                sign = 1 if side == "left" else (1 if _slopes_at(self.fold.level, hi)[0] > 0 else -1)
+                return inner(end) + sign * u[self.end_variable[side]] * (x - end)
+        return inner(x)
+
+    def _second(self, h: LineMap) -> LineMap:
+        """G ∘ h⁻¹ on h's image, flat past an edge some end goes through, linear elsewhere."""
+        profile, low, high = self.fold.profile, self.fold.low, self.fold.high
+        outer = profile.after(h.inverse())
+        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
+        bottom = None if low is None else h(low)
+        top = None if high is None else h(high)
+
+        def value(y):
+            if "low" in edges and y < bottom:
+                return outer(bottom)
+            if "high" in edges and y > top:
+                return outer(top)
+            return outer(y)
+
+        return LineMap.sampled([*outer.breakpoints, *(v for v in (bottom, top) if v is not None)], value)
 
 
 def _dedupe(forms: list) -> list:

@@ -46,7 +46,7 @@ from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
-TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R, F without a zero slope)"
+TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R, F flat at most on its end pieces)"
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R, F strictly monotone)"
 
 
@@ -138,7 +138,7 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
     """F not strictly monotone: Theorem 9.12 for two blocks and F without a zero slope; else the searches of Propositions 9.7 and 9.9, or unknown."""
     layers = stack.L
-    if layers == 2 and all(slope != 0 for slope in target.slopes):
+    if layers == 2 and line_levels.flat_ends(target) is not None:
         return _two_blocks(target, n, clock, facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
@@ -157,8 +157,8 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
-    open_case = ("F has a zero slope, so g_1 may be constant on an interval or g_2 on a range of levels, which Theorem 9.12 "
-                 "does not cover" if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
+    open_case = ("F is flat on a bounded interval, so g_1 may be constant there or pass through a range of levels where g_2 "
+                 "is flat, which Theorem 9.12 does not cover" if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
                  "MATH.md §9.5 decides")
     why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
@@ -171,12 +171,12 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
     facts.update(turning_points=turns, ratio_assignments=found.leaves)
     if found.status == line_levels.FOUND:
         facts.update(first_block_turning=[str(t) for t in found.turning])
-        return LineVerdict(ABSORBABLE, f"F is not monotone and has no zero slope; a first block turning at "
+        return LineVerdict(ABSORBABLE, f"F is not strictly monotone and flat at most on its end pieces; a first block turning at "
                                        f"{[str(t) for t in found.turning]} (the fold walk, Lemma 9.13) with slope ratios chosen at "
                                        f"the levels (Lemma 9.14) gives two residual-free blocks of width {n} (Theorem 9.12)",
                            witness=[block_values(g, n) for g in found.maps], facts=facts)
     if found.status == line_levels.NONE:
-        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and has no zero slope; for no set T of its {turns} "
+        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and flat at most on its end pieces; for no set T of its {turns} "
                                            f"turning points with |T| ≤ {n} do the fold walk and a choice of slope ratios at the levels "
                                            f"give two residual-free blocks of width {n} ({found.leaves} ratio assignments checked)",
                            TWO_BLOCKS, facts=facts)

@@ -48,6 +48,8 @@ class Folding:
         The image ℓ(R) = [low, high] (None: unbounded on that side).
     turning : tuple of Fraction
         The turning points T of ℓ.
+    domain : tuple
+        ``(lo, hi)``: the walk covered [lo, hi] (None: unbounded).
     """
 
     level: LineMap
@@ -55,6 +57,7 @@ class Folding:
     low: Fraction | None
     high: Fraction | None
     turning: tuple
+    domain: tuple = (None, None)
 
     def inside(self, y: Fraction) -> bool:
         """Whether y is an interior point of the image ℓ(R)."""
@@ -66,48 +69,64 @@ def turning_points(phi: LineMap) -> tuple:
     return tuple(t for t, a, b in zip(phi.breakpoints, phi.slopes, phi.slopes[1:]) if a * b < 0)
 
 
-def level_map(target: LineMap, turning: tuple) -> Folding | None:
-    """Walk F = ``target`` with the turning points ``turning`` (sorted, a subset of F's): the folding, or None.
+def level_map(target: LineMap, turning: tuple, domain: tuple = (None, None)) -> Folding | None:
+    """Walk F = ``target`` on ``domain`` with the turning points ``turning`` (sorted, a subset of F's): the folding, or None.
 
     Parameters
     ----------
     target : LineMap
-        F, with no zero slope.
+        F, with no zero slope inside ``domain``.
     turning : tuple of Fraction
-        T, sorted, each a turning point of F.
+        T, sorted, each a turning point of F inside the domain.
+    domain : tuple
+        ``(lo, hi)``, None for an unbounded side: the walk covers [lo, hi]
+        and ℓ is meaningful there only (F's flat ends lie outside).
 
     Returns
     -------
     Folding or None
         None when no map turning exactly at T makes F factor through it.
     """
-    if any(s == 0 for s in target.slopes):
-        raise ValueError("target must have no zero slope")
-    walk = _Walk(target, turning)
+    lo, hi = domain
+    # Piece i of F starts at its breakpoint i − 1 (piece 0 at −∞).
+    inside = [s for t, s in zip((None, *target.breakpoints), target.slopes)
+              if (t is None and lo is None) or (t is not None and (lo is None or t >= lo) and (hi is None or t < hi))]
+    if any(s == 0 for s in inside):
+        raise ValueError("target must have no zero slope inside the domain")
+    walk = _Walk(target, turning, domain)
     return walk.run()
+
+
+def _linear_beyond(phi: LineMap, y: Fraction, lo: Fraction | None, hi: Fraction | None) -> Fraction:
+    """phi continued linearly past the domain end nearest y, with its slope just inside."""
+    if lo is not None and y < lo:
+        return phi(lo) + phi.slopes[bisect.bisect_right(phi.breakpoints, lo)] * (y - lo)
+    return phi(hi) + phi.slopes[bisect.bisect_left(phi.breakpoints, hi)] * (y - hi)
 
 
 class _Walk:
     """State of one fold walk: the position, the level, and the profile so far as vertices."""
 
-    def __init__(self, target: LineMap, turning: tuple):
+    def __init__(self, target: LineMap, turning: tuple, domain: tuple):
         self.target, self.turning = target, tuple(turning)
+        self.start, self.finish = domain
         self.vertices = []        # (x, ℓ(x)) at every change of ℓ's slope, in order
         self.levels, self.values = [], []   # the profile's vertices, sorted by level
         self.low = self.high = None
         self.low_slope = self.high_slope = None   # the profile's slopes past unbounded ends
 
     def run(self) -> Folding | None:
-        F = self.target
+        F, lo, hi = self.target, self.start, self.finish
         if not self.turning:
-            return Folding(LineMap.of((), (Fraction(1),), Fraction(0)), F, None, None, ())
+            return Folding(LineMap.of((), (Fraction(1),), Fraction(0)), self._identity_profile(), lo, hi, (), (lo, hi))
         first = self.turning[0]
-        # The first lap, (−∞, τ_1]: ℓ = id and G = F on the levels below τ_1.
-        self.levels = [t for t in F.breakpoints if t < first] + [first]
+        # The first lap, (lo, τ_1]: ℓ = id and G = F on the levels from lo up to τ_1.
+        self.levels = ([] if lo is None else [lo]) + [t for t in F.breakpoints if t < first and (lo is None or t > lo)] + [first]
         self.values = [F(t) for t in self.levels]
-        self.high, self.low_slope = first, F.slopes[0]
+        self.high, self.low = first, lo
+        self.low_slope = F.slopes[0] if lo is None else None
         self.vertices = [(first, first)]
-        ends = [*self.turning[1:], None]
+        ends = [*self.turning[1:], hi]
         direction = -1
         for end in ends:
             if not self._lap(end, direction):
@@ -133,6 +152,13 @@ class _Walk:
     def _at_edge(self, y: Fraction, direction: int) -> bool:
         edge = self.high if direction > 0 else self.low
         return edge is not None and y == edge
+
+    def _identity_profile(self) -> LineMap:
+        """G = F on the domain, continued linearly past a finite end (T = ∅, ℓ = id)."""
+        F, lo, hi = self.target, self.start, self.finish
+        points = [t for t in F.breakpoints if (lo is None or t > lo) and (hi is None or t < hi)]
+        return LineMap.sampled([*points, *(v for v in (lo, hi) if v is not None)],
+                               lambda y: F(y) if (lo is None or y >= lo) and (hi is None or y <= hi) else _linear_beyond(F, y, lo, hi))
 
     def _extend(self, end: Fraction | None, direction: int) -> None:
         """Past the visited levels: ℓ moves with slope ±1 to ``end`` and G takes F's values there."""
@@ -203,8 +229,11 @@ class _Walk:
         for (x, y), (u, v) in zip(self.vertices, self.vertices[1:]):
             points.append(x)
             slopes.append(v if u == "end" else (v - y) / (u - x))
+        if self.vertices[-1][0] != "end":  # a finite domain end: ℓ continued linearly past it
+            points.append(self.vertices[-1][0])
+            slopes.append(slopes[-1])
         level = LineMap.of(points, slopes, self.vertices[0][1])
-        return Folding(level, self._profile(), self.low, self.high, self.turning)
+        return Folding(level, self._profile(), self.low, self.high, self.turning, (self.start, self.finish))
 
     def _profile(self) -> LineMap:
         levels, values = self.levels, self.values
