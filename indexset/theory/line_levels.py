@@ -1,4 +1,4 @@
-"""Two ReLU blocks on R, F without a zero slope: the complete search of MATH.md §9.5, Theorem 9.12 (extension).
+"""Two ReLU blocks on R, F flat at most on its end pieces: the complete search of MATH.md §9.5, Theorem 9.12 (extension).
 
 Every witness g_2 ∘ g_1 = F is, for the set T of g_1's turning points,
 ``g_1 = h ∘ ℓ`` and ``g_2 = G ∘ h⁻¹`` with (ℓ, G) the fold walk of
@@ -17,6 +17,10 @@ block with n breakpoints is one homogeneous linear equation: decided
 exactly, except when both blocks have n breakpoints and two or more levels
 are free (then a rational solution is looked for, and a pair without one
 is *undecided*).
+
+Where F is flat on an end piece the walk covers the rest, and g_1 there is
+flat, or goes on into levels no other point reaches, where g_2 is flat, at
+its own slope or at a free one (:class:`Ends`, Lemma 9.16).
 
 >>> from fractions import Fraction as Q
 >>> from indexset.theory.line import LineMap

@@ -22,7 +22,7 @@ split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
 where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n − 1 and no split
 without a shared breakpoint, or F not strictly monotone outside the next
-case. For two blocks and a folding F without a zero slope, Theorem 9.12
+case. For two blocks and F flat at most on its end pieces, Theorem 9.12
 (:mod:`indexset.theory.line_levels`) decides exactly; elsewhere a folding F
 gets the sufficient searches of :mod:`indexset.theory.line_folds`.
 """
@@ -136,7 +136,7 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 
 
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """F not strictly monotone: Theorem 9.12 for two blocks and F without a zero slope; else the searches of Propositions 9.7 and 9.9, or unknown."""
+    """F not strictly monotone: Theorem 9.12 for two blocks and F flat at most on its ends; else Propositions 9.7 and 9.9, or unknown."""
     layers = stack.L
     if layers == 2 and line_levels.flat_ends(target) is not None:
         return _two_blocks(target, n, clock, facts)
@@ -165,7 +165,7 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
 
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """Theorem 9.12: two blocks, F folding without a zero slope; exact but for the leaves it leaves undecided."""
+    """Theorem 9.12: two blocks, F flat at most on its end pieces; exact but for the leaves it leaves undecided."""
     turns = len(turning_points(target))
     found = line_levels.two_blocks(target, n, clock)
     facts.update(turning_points=turns, ratio_assignments=found.leaves)

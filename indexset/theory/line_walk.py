@@ -1,6 +1,7 @@
 """The fold walk: every first block of a witness, up to a homeomorphism of its image (MATH.md §9.5, Lemma 9.13, extension).
 
-Let F on R be piecewise linear with no zero slope and F = g_2 ∘ g_1. Then
+Let F on R be piecewise linear with no zero slope (on the part the walk
+covers, ``domain``: F's flat ends lie outside it) and F = g_2 ∘ g_1. Then
 g_1 turns only where F turns, and once its set T of turning points is
 chosen, F alone fixes g_1 up to a homeomorphism h of its image: g_1 = h ∘ ℓ
 and g_2 = G ∘ h⁻¹ on the image, where the *level map* ℓ and the *profile*

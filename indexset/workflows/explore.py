@@ -11,7 +11,7 @@ inside σ:
    (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
    exact region enumeration, or ``not_absorbable`` by Theorem 9.6 (the
    composite strictly monotone), Theorem 9.12 (two blocks, the composite
-   without a zero slope) or Corollary 9.8 (width one); on R^d, for
+   flat at most on its end pieces) or Corollary 9.8 (width one); on R^d, for
    stacks of blocks (φ_l(x_1), x_2, …, x_d), a lifted witness of the line
    (Proposition 9.10), checked the same way;
 3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
@@ -148,6 +148,7 @@ def explore(stack, *, target_class: str = AFFINE, seed: int = 0, starts: int = 1
     stop = stop or threading.Event()
     clock = Budget.of(time_limit, stop)
     stages: dict = {"layers": stack.L, "n": stack.n, "d": stack.d, "activation": stack.activation, "class": target_class}
+    call = _Call(stages, clock, target_class)
 
     # 1. block by block
     blockwise = solve(stack, target_class=target_class, time_limit=clock.share(0.2), seed=int(seed), stop=stop)
@@ -161,17 +162,16 @@ def explore(stack, *, target_class: str = AFFINE, seed: int = 0, starts: int = 1
         stages["comparison"] = comparison.to_json()
         reason = (f"every block absorbs its skip on its own, so the stack of their witnesses equals the stack "
                   f"(block-wise, MATH.md §4); region enumeration: {comparison.describe()}")
-        return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "blockwise", comparison),
-                       target_class, extension=blockwise.extension)
+        return call.result(ABSORBABLE, reason, _witness_certificate(candidate, "blockwise", comparison), extension=blockwise.extension)
 
     if stack.L == 1 and blockwise.status == NOT_ABSORBABLE:
         # One block: its own proof is the stack's (no composition involved).
-        return _result(NOT_ABSORBABLE, blockwise.reason, stages, clock, blockwise.certificate, target_class,
-                       extension=blockwise.extension, complete=blockwise.complete)
+        return call.result(NOT_ABSORBABLE, blockwise.reason, blockwise.certificate, extension=blockwise.extension,
+                           complete=blockwise.complete)
 
     # 2. on the line: Theorems 9.6, 9.12 and 9.15 decide, Propositions 9.7, 9.9 and 9.10 find witnesses
     if line_stacks.applies(stack) or line_stacks.line_part(stack) is not None:
-        decided = _on_the_line(stack, stages, clock, stop, int(seed), target_class)
+        decided = _on_the_line(stack, call, int(seed))
         if decided is not None:
             return decided
 
@@ -180,8 +180,8 @@ def explore(stack, *, target_class: str = AFFINE, seed: int = 0, starts: int = 1
     stages["theory"] = verdict.to_json()
     if verdict.proven:
         inside = "" if target_class == AFFINE else " (about residual-free blocks with biases, so about bias-free ones too)"
-        return _result(NOT_ABSORBABLE, verdict.reason + inside, stages, clock, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
-                       target_class, extension=True, complete=True)
+        return call.result(NOT_ABSORBABLE, verdict.reason + inside, dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
+                           extension=True, complete=True)
 
     # 4. fitting, rounding, exact checks
     fits = fit(stack, starts=int(starts), iterations=int(iterations), seed=int(seed), clock=clock, progress=progress,
@@ -206,13 +206,12 @@ def explore(stack, *, target_class: str = AFFINE, seed: int = 0, starts: int = 1
                           f"(start: {candidate_fit.start}) and rounded to rationals equals the stack exactly: {comparison.describe()}"
                           + ("" if blockwise.stages.get("blocks") is None else
                              f"; block by block: {blockwise.stages.get('blocks')}"))
-                return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "fitted", comparison), target_class,
-                               extension=True)
+                return call.result(ABSORBABLE, reason, _witness_certificate(candidate, "fitted", comparison), extension=True)
     stages["fit"]["exact_checks"] = checked
     why = clock.halt_reason() or "no theorem of MATH.md §9 applies and no fitted stack rounds to an exact witness"
     reason = (f"unknown: not every block absorbs on its own ({blockwise.stages.get('blocks')}); {verdict.reason}; "
               f"fitting: best relative mean squared error {_loss_text(best)} over {len(fits)} starts, {checked} exact checks; {why}")
-    return _result(UNKNOWN, reason, stages, clock, None, target_class)
+    return call.result(UNKNOWN, reason, None)
 
 
 def _check_class(candidate: Stack, target_class: str) -> None:
@@ -221,8 +220,9 @@ def _check_class(candidate: Stack, target_class: str) -> None:
         raise AssertionError("bug: a bias-free witness with a bias inside σ")
 
 
-def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int, target_class: str) -> Result | None:
+def _on_the_line(stack: Stack, call: _Call, seed: int) -> Result | None:
     """§9.5 on a ReLU stack on R, or Proposition 9.10 on one lifted from R (affine class): a checked witness, a proof, or None."""
+    stages, clock, target_class, stop = call.stages, call.clock, call.target_class, call.clock.stop
     if stack.d == 1:
         decide = line_stacks.decide if target_class == AFFINE else line_stacks.decide_bias_free
         verdict = decide(stack, time_limit=clock.share(0.5), stop=stop)
@@ -234,8 +234,8 @@ def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int, tar
             return None
     stages["line"] = verdict.to_json()
     if verdict.status == NOT_ABSORBABLE:
-        return _result(NOT_ABSORBABLE, f"{verdict.theorem}: {verdict.reason}", stages, clock,
-                       dict(theorem_certificate(verdict.theorem), facts=verdict.facts), target_class, extension=True, complete=True)
+        return call.result(NOT_ABSORBABLE, f"{verdict.theorem}: {verdict.reason}", dict(theorem_certificate(verdict.theorem), facts=verdict.facts),
+                           extension=True, complete=True)
     if verdict.status != ABSORBABLE:
         return None
     candidate = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)],
@@ -249,19 +249,28 @@ def _on_the_line(stack: Stack, stages: dict, clock: Budget, stop, seed: int, tar
         stages["line"]["unchecked"] = comparison.describe()
         return None
     reason = f"{verdict.reason}; region enumeration: {comparison.describe()}"
-    return _result(ABSORBABLE, reason, stages, clock, _witness_certificate(candidate, "line", comparison), target_class, extension=True)
+    return call.result(ABSORBABLE, reason, _witness_certificate(candidate, "line", comparison), extension=True)
 
 
 def _loss_text(best: Fit | None) -> str:
     return "n/a" if best is None else f"{best.loss:.3g} (start {best.start})"
 
 
-def _result(status, reason, stages, clock, certificate, target_class, extension=False, complete=False) -> Result:
-    result = Result(status, reason, stages=stages, engine="explore", certificate=certificate, extension=extension,
-                    complete=complete, verified=status == ABSORBABLE)
-    result.time_s = clock.elapsed()
-    result.target_class = target_class
-    return result.note_halt(clock.halt_reason())
+@dataclass
+class _Call:
+    """One explore call's shared state: the stages recorded so far, the budget, the class asked about."""
+
+    stages: dict
+    clock: Budget
+    target_class: str
+
+    def result(self, status, reason, certificate, extension=False, complete=False) -> Result:
+        """The Result, with the time spent and why the call halted (if it did)."""
+        result = Result(status, reason, stages=self.stages, engine="explore", certificate=certificate, extension=extension,
+                        complete=complete, verified=status == ABSORBABLE)
+        result.time_s = self.clock.elapsed()
+        result.target_class = self.target_class
+        return result.note_halt(self.clock.halt_reason())
 
 
 def _witness_certificate(candidate: Stack, kind: str, comparison) -> dict:
