@@ -128,38 +128,33 @@ def residual_pair(rng, n):
     return out
 
 
-def test_width_two_agrees_with_theorem_9_11_both_ways():
-    """n = 2, F folding without a zero slope: a pair iff Theorem 9.11's own search finds one."""
-    rng = np.random.default_rng(37)
+def agreement(seed: int, trials: int, widths: tuple, wanted, reference) -> dict:
+    """Random residual pairs F of the shape ``wanted``: a pair found iff ``reference(F, n)`` says one exists; counts of each."""
+    rng = np.random.default_rng(seed)
     seen = {True: 0, False: 0}
-    for _ in range(600):
-        target = composite(residual_pair(rng, 2))
-        if not folding_without_flat(target):
-            continue
-        expected = width_two_pair(target) is not None
-        answer = two_blocks(target, 2)
-        assert answer.status == (FOUND if expected else NONE), target
-        if expected:
-            check_pair(target, answer.maps, 2)
-        seen[expected] += 1
-    assert min(seen.values()) >= 10, seen
-
-
-def test_strictly_monotone_composites_agree_with_theorem_9_6():
-    """F strictly monotone (the walk is the identity): a pair iff the naive enumeration of Theorem 9.6 finds a split."""
-    rng = np.random.default_rng(41)
-    seen = {True: 0, False: 0}
-    for _ in range(400):
-        n = int(rng.integers(2, 4))
+    for _ in range(trials):
+        n = int(rng.choice(widths))
         target = composite(residual_pair(rng, n))
-        if not target.strictly_monotone():
+        if not wanted(target):
             continue
-        expected = naive_two_block(target, n)
+        expected = reference(target, n)
         answer = two_blocks(target, n)
         assert answer.status == (FOUND if expected else NONE), target
         if expected:
             check_pair(target, answer.maps, n)
         seen[expected] += 1
+    return seen
+
+
+def test_width_two_agrees_with_theorem_9_11_both_ways():
+    """n = 2, F folding without a zero slope: a pair iff Theorem 9.11's own search finds one."""
+    seen = agreement(37, 600, (2,), folding_without_flat, lambda target, n: width_two_pair(target) is not None)
+    assert min(seen.values()) >= 10, seen
+
+
+def test_strictly_monotone_composites_agree_with_theorem_9_6():
+    """F strictly monotone (the walk is the identity): a pair iff the naive enumeration of Theorem 9.6 finds a split."""
+    seen = agreement(41, 400, (2, 3), LineMap.strictly_monotone, naive_two_block)
     assert min(seen.values()) >= 5, seen
 
 
