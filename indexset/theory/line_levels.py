@@ -20,7 +20,12 @@ is *undecided*).
 
 Where F is flat on an end piece the walk covers the rest, and g_1 there is
 flat, or goes on into levels no other point reaches, where g_2 is flat, at
-its own slope or at a free one (:class:`Ends`, Lemma 9.16).
+its own slope or at a free one (:class:`Ends`, Lemma 9.16). Bounded flat
+pieces are collapsed first (:mod:`indexset.theory.line_plateaus`); each
+plateau point is flat in g_1, or passes through a range of levels
+inserted where g_2 is flat (Lemma 9.17). A range two plateau points would
+share ties their lengths by inequalities the search does not express: it
+counts such levels as undecided.
 
 >>> from fractions import Fraction as Q
 >>> from indexset.theory.line import LineMap
@@ -37,50 +42,75 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from indexset.budget import Budget
-from indexset.theory.line import LineMap, balanced, block_values
+from indexset.theory.line import LineMap, block_values
+from indexset.theory.line_balance import UNDECIDED, dedupe, solve
+from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
-FOUND, NONE, UNDECIDED, STOPPED = "found", "none", "undecided", "stopped"
+FOUND, NONE, STOPPED = "found", "none", "stopped"
+__all__ = ["FOUND", "NONE", "STOPPED", "UNDECIDED", "Ends", "Level", "TwoBlocks", "levels_of", "two_blocks"]
 
 
 @dataclass(frozen=True)
 class Level:
-    """A level y of the image and what g_1, g_2 do there as functions of h's ratio η (Lemma 9.14).
+    """A level y of the image and what g_1, g_2 do there as functions of h's ratio η (Lemmas 9.14, 9.17).
 
     Attributes
     ----------
     value : Fraction
         y.
     crossings : tuple
-        ``(ρ, direction)`` for each non-turning x with ℓ(x) = y.
+        ``(ρ, direction)`` for each non-turning x with ℓ(x) = y that is no plateau point.
     profile_ratio : Fraction
         G's slope ratio at y (1 where G does not break; negative where it turns).
+    plateau_crossings : tuple
+        ``(ρ, direction, c)`` for the plateau points c that ℓ crosses y at.
+    plateau_turns : tuple
+        The plateau points where ℓ turns at y.
     """
 
     value: Fraction
     crossings: tuple
     profile_ratio: Fraction
+    plateau_crossings: tuple = ()
+    plateau_turns: tuple = ()
 
-    def counts(self, eta: Fraction | None) -> tuple:
-        """Breakpoints of g_1 and of g_2 at this level for ratio η (None: a generic η)."""
-        if eta is None:
-            return len(self.crossings), 1
-        first = sum(1 for rho, direction in self.crossings if rho * eta ** direction != 1)
-        return first, int(self.profile_ratio != eta)
+    @property
+    def shared(self) -> bool:
+        """Whether two plateau points could pass through one range inserted here (the case the search leaves open)."""
+        return not self.crossings and len(self.plateau_crossings) + len(self.plateau_turns) >= 2
+
+    def counts(self, eta: Fraction | None, passing: Fraction | None) -> tuple:
+        """Breakpoints of g_1 and of g_2 at this level for ratio η (None: generic) and the plateau point passing (None: none)."""
+        def breaks(rho, direction):
+            return 1 if eta is None else int(rho * eta ** direction != 1)
+
+        first = sum(breaks(rho, d) for rho, d in self.crossings)
+        if passing is None:  # every plateau point here flat: two breakpoints at a crossing, one more at a turn
+            first += 2 * len(self.plateau_crossings) + len(self.plateau_turns)
+            return first, 1 if eta is None else int(self.profile_ratio != eta)
+        crossing = [(rho, d) for rho, d, c in self.plateau_crossings if c == passing]
+        first += sum(breaks(rho, d) for rho, d in crossing) + len(self.plateau_turns) - (0 if crossing else 1)
+        return first, 2
 
     def choices(self) -> list:
-        """``(η, g_1 count, g_2 count)``: every special ratio, then the generic one (η None), cheapest first."""
-        special = {rho ** -direction for rho, direction in self.crossings}
-        if self.profile_ratio > 0:
-            special.add(self.profile_ratio)
-        special.add(Fraction(1))
-        out = [(eta, *self.counts(eta)) for eta in sorted(special)]
-        out.append((None, *self.counts(None)))
-        return sorted(out, key=lambda c: c[1] + c[2])
+        """``(η, passing, g_1 count, g_2 count)``: special ratios, then the generic one (η None), cheapest first."""
+        passes = [None]
+        if not self.crossings and len(self.plateau_crossings) <= 1:
+            passes += [c for _, _, c in self.plateau_crossings] or list(self.plateau_turns)
+        out = []
+        for passing in passes:
+            special = {rho ** -d for rho, d in self.crossings} | {Fraction(1)}
+            special |= {rho ** -d for rho, d, c in self.plateau_crossings if c == passing}
+            if passing is None and self.profile_ratio > 0:
+                special.add(self.profile_ratio)
+            out += [(eta, passing, *self.counts(eta, passing)) for eta in sorted(special)]
+            out.append((None, passing, *self.counts(None, passing)))
+        return sorted(out, key=lambda c: c[2] + c[3])
 
 
 @dataclass(frozen=True)
@@ -91,18 +121,21 @@ class TwoBlocks:
     ----------
     status : str
         ``found`` (``maps`` is a witness), ``none`` (no witness exists:
-        Theorem 9.12), ``undecided`` (some two-full-block leaf with two or
-        more free levels had no rational solution and no proof of none), or
+        Theorem 9.12), ``undecided`` (a leaf with two full blocks and two or
+        more free levels had no rational solution and no proof of none, or a
+        level where two plateau points could share an inserted range), or
         ``stopped`` (the budget ran out).
     maps : tuple or None
         ``(g_1, g_2)`` as LineMaps, g_2 ∘ g_1 = F, each a residual-free
         block of width n.
     turning : tuple
-        g_1's turning points (found), else ().
+        Where g_1 turns (found; a plateau by its start), else ().
     leaves : int
         Ratio assignments checked.
     undecided : int
         Leaves left undecided.
+    shared : int
+        Levels where two plateau points could share an inserted range.
     """
 
     status: str
@@ -110,35 +143,27 @@ class TwoBlocks:
     turning: tuple = ()
     leaves: int = 0
     undecided: int = 0
+    shared: int = 0
 
 
 @dataclass(frozen=True)
 class Ends:
-    """What g_1 does on F's flat ends (Lemma 9.16): ``flat``, ``through`` (on at its slope) or ``free`` (on at a free slope).
+    """What g_1 does past F's flat ends (Lemma 9.16), and where g_2 is flat past an edge of ℓ's image.
 
-    ``flat``: g_1 is constant there, breaking at the end. ``through`` and
-    ``free``: g_1 goes on into levels no other point reaches, where g_2 is
-    flat (g_2 breaks at that edge); ``free`` gives g_1 a breakpoint with a
-    free ratio. None: F has no flat end on that side.
+    ``left``/``right``: ``flat`` (g_1 constant there, breaking at the end),
+    ``through`` (on at its slope into levels no other point reaches, where
+    g_2 is flat) or ``free`` (the same at a free slope: a breakpoint with a
+    free ratio); None where F has no flat end. ``edges``: the edges
+    (``low``/``high``) past which g_2 is flat, one breakpoint of g_2 each;
+    plateau points turning at such an edge dip beyond it (Lemma 9.17).
     """
 
     left: str | None = None
     right: str | None = None
-
-    def first_count(self) -> int:
-        return sum(side in ("flat", "free") for side in (self.left, self.right))
+    edges: frozenset = field(default_factory=frozenset)
 
     def variables(self) -> list:
         return [side for side in ("left", "right") if getattr(self, side) == "free"]
-
-
-def flat_ends(target: LineMap) -> tuple | None:
-    """``(lo, hi)``: where F leaves its flat ends (None: no flat end that side); None if F is flat anywhere else."""
-    slopes, points = target.slopes, target.breakpoints
-    lo = points[0] if points and slopes[0] == 0 else None
-    hi = points[-1] if points and slopes[-1] == 0 else None
-    inner = slopes[(lo is not None):len(slopes) - (hi is not None)]
-    return None if not inner or any(s == 0 for s in inner) else (lo, hi)
 
 
 def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlocks:
@@ -147,7 +172,7 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
     Parameters
     ----------
     target : LineMap
-        F, with no zero slope except on its end pieces (:func:`flat_ends`).
+        F, not constant.
     n : int
         The width, at least 2.
     clock : Budget, optional
@@ -159,55 +184,81 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
     """
     if n < 2:
         raise ValueError("n must be at least 2")
-    domain = flat_ends(target)
-    if domain is None:
-        raise ValueError("target must be flat nowhere but on its end pieces, and not constant")
+    collapsed = collapse(target)
+    if collapsed is None:
+        raise ValueError("target must not be constant")
     clock = clock or Budget.of()
-    turns = turning_points(target)
-    leaves = undecided = 0
+    reduced, points = collapsed.reduced, set(collapsed.points())
+    turns = turning_points(reduced)
+    tally = {"leaves": 0, "undecided": 0, "shared": 0}
     for size in range(min(n, len(turns)) + 1):
         for turning in itertools.combinations(turns, size):
-            fold = level_map(target, turning, domain)
+            fold = level_map(reduced, turning, collapsed.domain)
             if fold is None:
                 continue
-            for ends in end_options(fold):
-                search = _LevelSearch(fold, n, clock, ends)
+            levels = levels_of(fold, points)
+            tally["shared"] += sum(level.shared for level in levels)
+            for ends in end_options(fold, points):
+                search = _LevelSearch(_Problem(collapsed, target, fold, levels, ends), n, clock)
                 answer = search.run()
-                leaves, undecided = leaves + search.leaves, undecided + search.undecided
+                tally["leaves"] += search.leaves
+                tally["undecided"] += search.undecided
                 if answer is not None:
-                    return TwoBlocks(FOUND, answer, turning, leaves, undecided)
+                    return TwoBlocks(FOUND, answer, tuple(collapsed.expand(t) for t in turning), **tally)
                 if clock.expired():
-                    return TwoBlocks(STOPPED, leaves=leaves, undecided=undecided)
-    return TwoBlocks(UNDECIDED if undecided else NONE, leaves=leaves, undecided=undecided)
+                    return TwoBlocks(STOPPED, **tally)
+    open_cases = tally["undecided"] or tally["shared"]
+    return TwoBlocks(UNDECIDED if open_cases else NONE, **tally)
 
 
-def end_options(fold: Folding) -> list:
-    """Every :class:`Ends` the folding allows: going on past an end needs ℓ there at an edge of its image, moving out."""
+def end_options(fold: Folding, points: set) -> list:
+    """Every :class:`Ends` the folding allows: going on past an end, or dipping past an edge, needs ℓ there at that edge."""
     lo, hi = fold.domain
-    left = [None] if lo is None else ["flat", *(["through", "free"] if fold.level(lo) == fold.low else [])]
+    left = [None] if lo is None else ["flat", "through", "free"] if fold.level(lo) == fold.low else ["flat"]
     right = [None]
     if hi is not None:
-        outward = fold.high if _slopes_at(fold.level, hi)[0] > 0 else fold.low
-        right = ["flat", *(["through", "free"] if fold.level(hi) == outward else [])]
-    return [Ends(a, b) for a in left for b in right]
+        right = ["flat", "through", "free"] if fold.level(hi) == _outward(fold) else ["flat"]
+    dips = {edge for edge, value in (("low", fold.low), ("high", fold.high))
+            if value is not None and any(fold.level(c) == value for c in points if c in fold.turning)}
+    out = []
+    for a in left:
+        for b in right:
+            needed = {_edge_of(fold, side) for side, choice in (("left", a), ("right", b)) if choice in ("through", "free")}
+            for extra in itertools.chain.from_iterable(itertools.combinations(sorted(dips - needed), k) for k in range(len(dips - needed) + 1)):
+                out.append(Ends(a, b, frozenset(needed | set(extra))))
+    return out
 
 
-def levels_of(fold: Folding) -> list:
-    """The levels Y* of a folding, sorted, each with its crossings and G's ratio (Lemma 9.14)."""
+def _outward(fold: Folding):
+    """The edge of ℓ's image that ℓ moves toward at the right end of the domain."""
+    return fold.high if _slopes_at(fold.level, fold.domain[1])[0] > 0 else fold.low
+
+
+def _edge_of(fold: Folding, side: str) -> str:
+    """Which edge of ℓ's image g_1 leaves through past the ``side`` end: ``low`` or ``high``."""
+    if side == "left":
+        return "low"
+    return "high" if _slopes_at(fold.level, fold.domain[1])[0] > 0 else "low"
+
+
+def levels_of(fold: Folding, points: set = frozenset()) -> list:
+    """The levels Y* of a folding, sorted, each with its crossings, G's ratio and its plateau points (Lemmas 9.14, 9.17)."""
     level, profile = fold.level, fold.profile
     lo, hi = fold.domain
     values = {level(t) for t in level.breakpoints if _within(fold.domain, t)} | set(profile.breakpoints)
-    values |= {level(t) for t in (lo, hi) if t is not None}
+    values |= {level(t) for t in (lo, hi) if t is not None} | {level(c) for c in points}
     out = []
     for y in sorted(v for v in values if fold.inside(v)):
-        crossings = []
+        crossings, plateau_crossings = [], []
         for x in _preimages(level, y):
             if x in fold.turning or not _within(fold.domain, x) or x in (lo, hi):
                 continue
             left, right = _slopes_at(level, x)
-            crossings.append((right / left, 1 if right > 0 else -1))
+            record = (right / left, 1 if right > 0 else -1)
+            (plateau_crossings.append((*record, x)) if x in points else crossings.append(record))
+        turns = tuple(c for c in fold.turning if c in points and level(c) == y)
         left, right = _slopes_at(profile, y)
-        out.append(Level(y, tuple(crossings), right / left))
+        out.append(Level(y, tuple(crossings), right / left, tuple(plateau_crossings), turns))
     return out
 
 
@@ -245,41 +296,60 @@ def _slopes_at(phi: LineMap, x: Fraction) -> tuple:
     return phi.slopes[j], phi.slopes[j + 1] if on_point else phi.slopes[j]
 
 
-class _LevelSearch:
-    """Depth-first search over η at each level, pruned by the breakpoint counts, for one folding and one choice of ends."""
+@dataclass(frozen=True)
+class _Problem:
+    """One leaf family: the collapsed F, the original F, a folding, its levels and a choice of ends."""
 
-    def __init__(self, fold: Folding, n: int, clock: Budget, ends: Ends):
-        self.fold, self.n, self.clock, self.ends = fold, n, clock, ends
-        self.levels = levels_of(fold)
-        self.options = [level.choices() for level in self.levels]
+    collapsed: Collapsed
+    target: LineMap
+    fold: Folding
+    levels: list
+    ends: Ends
+
+    def edge_turns(self) -> dict:
+        """Edge → the plateau points where ℓ turns at that edge of its image."""
+        points = set(self.collapsed.points())
+        out = {}
+        for edge, value in (("low", self.fold.low), ("high", self.fold.high)):
+            out[edge] = [c for c in self.fold.turning if c in points and value is not None and self.fold.level(c) == value]
+        return out
+
+
+class _LevelSearch:
+    """Depth-first search over η (and the passing plateau point) at each level, pruned by the breakpoint counts."""
+
+    def __init__(self, problem: _Problem, n: int, clock: Budget):
+        self.problem, self.n, self.clock = problem, n, clock
+        self.options = [level.choices() for level in problem.levels]
         # Fewest breakpoints the levels from i on can add, per block: the pruning bound.
-        self.floor = [(0, 0)] * (len(self.levels) + 1)
-        for i in range(len(self.levels) - 1, -1, -1):
+        self.floor = [(0, 0)] * (len(self.options) + 1)
+        for i in range(len(self.options) - 1, -1, -1):
             a, b = self.floor[i + 1]
-            self.floor[i] = (a + min(c[1] for c in self.options[i]), b + min(c[2] for c in self.options[i]))
+            self.floor[i] = (a + min(c[2] for c in self.options[i]), b + min(c[3] for c in self.options[i]))
         self.leaves = self.undecided = 0
 
     def run(self) -> tuple | None:
-        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
-        return self._descend(0, [], len(self.fold.turning) + self.ends.first_count(), len(edges))
+        problem, ends = self.problem, self.problem.ends
+        flat_turns = sum(len(turns) for edge, turns in problem.edge_turns().items() if edge not in ends.edges)
+        first = len(problem.fold.turning) + sum(side in ("flat", "free") for side in (ends.left, ends.right)) + flat_turns
+        return self._descend(0, [], first, len(ends.edges))
 
     def _descend(self, i: int, chosen: list, first: int, second: int) -> tuple | None:
         if first + self.floor[i][0] > self.n or second + self.floor[i][1] > self.n or self.clock.expired():
             return None
-        if i == len(self.levels):
+        if i == len(self.options):
             self.leaves += 1
             return self._leaf(chosen)
-        for eta, a, b in self.options[i]:
-            found = self._descend(i + 1, chosen + [eta], first + a, second + b)
+        for eta, passing, a, b in self.options[i]:
+            found = self._descend(i + 1, chosen + [(eta, passing)], first + a, second + b)
             if found is not None:
                 return found
         return None
 
     def _leaf(self, chosen: list) -> tuple | None:
         """The witness for this assignment, or None (after counting it undecided when that is what it is)."""
-        shape = _Shape(self.fold, self.levels, chosen, self.ends)
-        first, second = shape.first_forms(), shape.second_forms()
-        values = _solve(first, second, self.n, shape.size)
+        shape = _Shape(self.problem, chosen)
+        values = solve(shape.first_forms(), shape.second_forms(), self.n, shape.size)
         if values == UNDECIDED:
             self.undecided += 1
             return None
@@ -287,122 +357,121 @@ class _LevelSearch:
 
 
 class _Shape:
-    """Slopes of g_1 and g_2 as linear forms in the free variables, for one assignment of η to the levels and one choice of ends.
+    """Slopes of g_1 and g_2 as linear forms in the free variables, for one assignment and one choice of ends.
 
     Variables: u_0 = 1 below the first generic level, one u per generic
     level (h's slopes above it carry it), then one per ``free`` end (g_1's
-    slope there).
+    slope there). Flat plateau points put a zero slope into g_1's forms, an
+    inserted range one into g_2's.
     """
 
-    def __init__(self, fold: Folding, levels: list, chosen: list, ends: Ends):
-        self.fold, self.levels, self.ends = fold, levels, ends
-        self.values = [level.value for level in levels]
+    def __init__(self, problem: _Problem, chosen: list):
+        self.problem = problem
+        self.values = [level.value for level in problem.levels]
         coefficient, group, self.pieces = Fraction(1), 0, [(Fraction(1), 0)]
-        for eta in chosen:
+        self.passing, self.inserted = {}, []
+        for level, (eta, passing) in zip(problem.levels, chosen):
             if eta is None:
                 group += 1
             else:
                 coefficient *= eta
             self.pieces.append((coefficient, group))
-        self.end_variable = {side: group + 1 + k for k, side in enumerate(ends.variables())}
+            if passing is not None:
+                self.inserted.append(level.value)
+                self.passing[passing] = "cross" if any(c == passing for *_, c in level.plateau_crossings) else "dip"
+        for edge, turns in problem.edge_turns().items():
+            if edge in problem.ends.edges:
+                self.passing.update((c, "beyond") for c in turns)
+        self.flat_points = [c for c in problem.collapsed.points() if c not in self.passing]
+        self.end_variable = {side: group + 1 + k for k, side in enumerate(problem.ends.variables())}
         self.size = group + 1 + len(self.end_variable)
-
-    @staticmethod
-    def edge_of(fold: Folding, side: str) -> str:
-        """Which edge of ℓ's image g_1 leaves through past the ``side`` end: ``low`` or ``high``."""
-        _lo, hi = fold.domain
-        if side == "left":
-            return "low"
-        return "high" if _slopes_at(fold.level, hi)[0] > 0 else "low"
 
     def _unit(self, index: int, scale: Fraction) -> tuple:
         out = [Fraction(0)] * self.size
         out[index] = scale
         return tuple(out)
 
-    def _cuts(self) -> list:
-        level, (lo, hi) = self.fold.level, self.fold.domain
-        cuts = {t for t in level.breakpoints if _within(self.fold.domain, t)} | {t for t in (lo, hi) if t is not None}
-        for y in self.values:
-            cuts.update(x for x in _preimages(level, y) if _within(self.fold.domain, x))
-        return sorted(cuts)
+    def _end_sign(self, side: str) -> int:
+        return 1 if side == "left" or _slopes_at(self.problem.fold.level, self.problem.fold.domain[1])[0] > 0 else -1
 
     def first_forms(self) -> list:
         """g_1's slopes left to right as linear forms, one per piece where the form changes."""
-        level, (lo, hi) = self.fold.level, self.fold.domain
-        cuts = self._cuts()
+        fold = self.problem.fold
+        level, domain = fold.level, fold.domain
+        cuts = {t for t in level.breakpoints if _within(domain, t)} | {t for t in domain if t is not None} | set(self.flat_points)
+        for y in self.values:
+            cuts.update(x for x in _preimages(level, y) if _within(domain, x))
+        cuts = sorted(cuts)
         inner = [(a + b) / 2 for a, b in itertools.pairwise(cuts)]
-        samples = ([cuts[0] - 1] if lo is None else []) + inner + ([cuts[-1] + 1] if hi is None else []) if cuts else [Fraction(0)]
-        forms = []
+        samples = ([cuts[0] - 1] if domain[0] is None else []) + inner + ([cuts[-1] + 1] if domain[1] is None else []) if cuts else [Fraction(0)]
+        entries = []
         for x in samples:
             _, slope = _slopes_at(level, x)
             coefficient, group = self.pieces[bisect.bisect_right(self.values, level(x))]
-            forms.append(self._unit(group, slope * coefficient))
-        for side, at in (("left", 0), ("right", len(forms))):
-            choice = getattr(self.ends, side)
+            entries.append(((0, x), self._unit(group, slope * coefficient)))
+        entries += [((0, c), self._unit(0, Fraction(0))) for c in self.flat_points]
+        for side, key in (("left", (-1, 0)), ("right", (1, 0))):
+            choice = getattr(self.problem.ends, side)
             if choice == "flat":
-                forms.insert(at, self._unit(0, Fraction(0)))
+                entries.append((key, self._unit(0, Fraction(0))))
             elif choice == "free":
-                sign = 1 if side == "left" else (1 if _slopes_at(level, hi)[0] > 0 else -1)
-                forms.insert(at, self._unit(self.end_variable[side], Fraction(sign)))
-        return _dedupe(forms)
+                entries.append((key, self._unit(self.end_variable[side], Fraction(self._end_sign(side)))))
+        return dedupe([form for _, form in sorted(entries, key=lambda e: e[0])])
 
     def second_forms(self) -> list:
-        """g_2's slopes (on h's image, flat past an edge g_1 goes through, else continued linearly) as linear forms in 1/u."""
-        profile, ends = self.fold.profile, self.values
-        low, high = self.fold.low, self.fold.high
+        """g_2's slopes (on h's image, flat on inserted ranges and past chosen edges, else continued linearly) in 1/u."""
+        fold, ends = self.problem.fold, self.values
+        low, high = fold.low, fold.high
         if ends:
             below = ends[0] - 1 if low is None else (low + ends[0]) / 2
             above = ends[-1] + 1 if high is None else (ends[-1] + high) / 2
             samples = [below, *[(a + b) / 2 for a, b in itertools.pairwise(ends)], above]
         else:
             samples = [_inside(low, high)]
-        forms = []
+        entries = []
         for piece, y in enumerate(samples):
-            _, slope = _slopes_at(profile, y)
+            _, slope = _slopes_at(fold.profile, y)
             coefficient, group = self.pieces[piece]
-            forms.append(self._unit(group, slope / coefficient))
-        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
-        if "low" in edges:
-            forms.insert(0, self._unit(0, Fraction(0)))
-        if "high" in edges:
-            forms.append(self._unit(0, Fraction(0)))
-        return _dedupe(forms)
+            entries.append(((0, y), self._unit(group, slope / coefficient)))
+        entries += [((0, y), self._unit(0, Fraction(0))) for y in self.inserted]
+        entries += [(key, self._unit(0, Fraction(0))) for edge, key in (("low", (-1, 0)), ("high", (1, 0))) if edge in self.problem.ends.edges]
+        return dedupe([form for _, form in sorted(entries, key=lambda e: e[0])])
 
     def witness(self, u: tuple, n: int) -> tuple:
-        """(g_1, g_2) for positive values u of the variables; checked to compose to F and to be blocks."""
-        fold, (lo, hi) = self.fold, self.fold.domain
+        """(g_1, g_2) on the original line for positive values u; checked to compose to F and to be blocks."""
+        problem = self.problem
+        fold, (lo, hi) = problem.fold, problem.fold.domain
         slopes = [coefficient * u[group] for coefficient, group in self.pieces]
         h = LineMap.of(self.values, slopes, self.values[0]) if self.values else LineMap.of((), (Fraction(1),), Fraction(0))
         inner = h.after(fold.level)
-        first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)],
-                                lambda x: self._first_at(inner, x, u))
+        first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)], lambda x: self._first_at(inner, x, u))
         second = self._second(h)
-        if block_values(first, n) is None or block_values(second, n) is None:
-            raise AssertionError("bug: a leaf of Theorem 9.12's search gave a map that is not a residual-free block")
+        if problem.collapsed.plateaus:
+            first, second = uncollapse(problem.collapsed, first, second, self.passing)
+        if second.after(first) != problem.target or block_values(first, n) is None or block_values(second, n) is None:
+            raise AssertionError("bug: a leaf of Theorem 9.12's search gave maps that are not two blocks composing to F")
         return first, second
 
     def _first_at(self, inner: LineMap, x: Fraction, u: tuple) -> Fraction:
-        """g_1 at x: h ∘ ℓ on the domain; past a flat end constant, or on at its slope or at the free one."""
-        lo, hi = self.fold.domain
+        """g̃_1 at a collapsed x: h ∘ ℓ on the domain; past a flat end constant, or on at its slope or at the free one."""
+        lo, hi = self.problem.fold.domain
         for side, end, outside in (("left", lo, lo is not None and x < lo), ("right", hi, hi is not None and x > hi)):
             if not outside:
                 continue
-            choice = getattr(self.ends, side)
+            choice = getattr(self.problem.ends, side)
             if choice == "flat":
                 return inner(end)
             if choice == "free":
-                sign = 1 if side == "left" else (1 if _slopes_at(self.fold.level, hi)[0] > 0 else -1)
-                return inner(end) + sign * u[self.end_variable[side]] * (x - end)
+                return inner(end) + self._end_sign(side) * u[self.end_variable[side]] * (x - end)
         return inner(x)
 
     def _second(self, h: LineMap) -> LineMap:
-        """G ∘ h⁻¹ on h's image, flat past an edge some end goes through, linear elsewhere."""
-        profile, low, high = self.fold.profile, self.fold.low, self.fold.high
-        outer = profile.after(h.inverse())
-        edges = {_Shape.edge_of(self.fold, side) for side in ("left", "right") if getattr(self.ends, side) in ("through", "free")}
-        bottom = None if low is None else h(low)
-        top = None if high is None else h(high)
+        """G ∘ h⁻¹ on h's image, flat past each chosen edge, linear elsewhere."""
+        fold = self.problem.fold
+        outer = fold.profile.after(h.inverse())
+        edges = self.problem.ends.edges
+        bottom = None if fold.low is None else h(fold.low)
+        top = None if fold.high is None else h(fold.high)
 
         def value(y):
             if "low" in edges and y < bottom:
@@ -412,97 +481,3 @@ class _Shape:
             return outer(y)
 
         return LineMap.sampled([*outer.breakpoints, *(v for v in (bottom, top) if v is not None)], value)
-
-
-def _dedupe(forms: list) -> list:
-    out = [forms[0]]
-    for form in forms[1:]:
-        if form != out[-1]:
-            out.append(form)
-    return out
-
-
-def _subset_forms(forms: list) -> list:
-    """For a block with slopes ``forms``: Σ_{j∈P} jump_j − last slope, for every subset P of its breakpoints."""
-    jumps = [tuple(b - a for a, b in zip(left, right)) for left, right in itertools.pairwise(forms)]
-    last = forms[-1]
-    out = []
-    for choice in itertools.product((0, 1), repeat=len(jumps)):
-        total = [-v for v in last]
-        for c, jump in zip(choice, jumps):
-            if c:
-                total = [t + v for t, v in zip(total, jump)]
-        out.append(tuple(total))
-    return out
-
-
-def _both_signs(form: tuple) -> bool:
-    return any(v > 0 for v in form) and any(v < 0 for v in form)
-
-
-def _positive_root(form: tuple) -> tuple | None:
-    """u > 0 with form·u = 0 (form zero or of both signs), else None."""
-    if not any(form):
-        return tuple(Fraction(1) for _ in form)
-    if not _both_signs(form):
-        return None
-    plus = next(i for i, v in enumerate(form) if v > 0)
-    minus = next(i for i, v in enumerate(form) if v < 0)
-    u = [Fraction(1)] * len(form)
-    u[minus] = (sum(abs(v) for i, v in enumerate(form) if i not in (plus, minus)) + 1) / -form[minus]
-    u[plus] = -sum(v * w for i, (v, w) in enumerate(zip(form, u)) if i != plus) / form[plus]
-    return tuple(u)
-
-
-def _solve(first: list, second: list, n: int, size: int):
-    """Positive values of the variables making every block with n breakpoints balanced; None, or UNDECIDED."""
-    full = [len(first) - 1 == n, len(second) - 1 == n]
-    if len(first) - 1 > n or len(second) - 1 > n:
-        return None
-    ones = tuple(Fraction(1) for _ in range(size))
-    if not any(full):
-        return ones
-    if size == 1:
-        ok = all(not f or balanced([b[0] - a[0] for a, b in itertools.pairwise(forms)], forms[-1][0]) is not None
-                 for f, forms in zip(full, (first, second)))
-        return ones if ok else None
-    if full[0] != full[1]:
-        forms = first if full[0] else second
-        for form in _subset_forms(forms):
-            u = _positive_root(form)
-            if u is not None:
-                return u if full[0] else tuple(1 / v for v in u)
-        return None
-    return _both_full(_subset_forms(first), _subset_forms(second), size)
-
-
-def _both_full(first: list, second: list, size: int):
-    """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
-    first = [a for a in first if not any(a) or _both_signs(a)]
-    second = [b for b in second if not any(b) or _both_signs(b)]
-    if not first or not second:
-        return None
-    if size == 2:
-        # u = (1, q): a_0 + a_1 q = 0 and b_0 + b_1 / q = 0.
-        def roots(forms, inverse):
-            out = set()
-            for c0, c1 in forms:
-                if c0 == 0 and c1 == 0:
-                    return None
-                out.add(-c1 / c0 if inverse else -c0 / c1)
-            return out
-        q_first, q_second = roots(first, False), roots(second, True)
-        if q_first is None or q_second is None:
-            q = next(iter((q_second if q_first is None else q_first) or {Fraction(1)}))
-            return (Fraction(1), q)
-        common = sorted(q_first & q_second)
-        return (Fraction(1), common[0]) if common else None
-    for a, b in itertools.product(first, second):
-        # One variable free, the others tied to u_0: a rational solution, if this slice has one.
-        for free in range(size):
-            a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
-            b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
-            found = _both_full([a2], [b2], 2) if (not any(a2) or _both_signs(a2)) and (not any(b2) or _both_signs(b2)) else None
-            if found not in (None, UNDECIDED):
-                return tuple(found[1] if i == free else Fraction(1) for i in range(size))
-    return UNDECIDED

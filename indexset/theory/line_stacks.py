@@ -42,11 +42,12 @@ from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels
 from indexset.theory.line import LineMap, balanced, bias_free_values, block_map, block_values, lift, lifted_width, line_map
+from indexset.theory.line_plateaus import collapse
 from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
-TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R, F flat at most on its end pieces)"
+TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R)"
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R, F strictly monotone)"
 
 
@@ -138,7 +139,11 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
     """F not strictly monotone: Theorem 9.12 for two blocks and F flat at most on its ends; else Propositions 9.7 and 9.9, or unknown."""
     layers = stack.L
-    if layers == 2 and line_levels.flat_ends(target) is not None:
+    if all(slope == 0 for slope in target.slopes):
+        constant = block_values(target, n)
+        return LineVerdict(ABSORBABLE, "F is constant: every block constant is a residual-free stack equal to it",
+                           witness=[constant] * layers, facts=facts)
+    if layers == 2:
         return _two_blocks(target, n, clock, facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
@@ -165,27 +170,33 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
 
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """Theorem 9.12: two blocks, F flat at most on its end pieces; exact but for the leaves it leaves undecided."""
-    turns = len(turning_points(target))
+    """Theorem 9.12: two blocks; exact but for the leaves and the shared ranges it leaves undecided."""
+    turns = len(turning_points(collapse(target).reduced))
     found = line_levels.two_blocks(target, n, clock)
     facts.update(turning_points=turns, ratio_assignments=found.leaves)
     if found.status == line_levels.FOUND:
         facts.update(first_block_turning=[str(t) for t in found.turning])
-        return LineVerdict(ABSORBABLE, f"F is not strictly monotone and flat at most on its end pieces; a first block turning at "
-                                       f"{[str(t) for t in found.turning]} (the fold walk, Lemma 9.13) with slope ratios chosen at "
-                                       f"the levels (Lemma 9.14) gives two residual-free blocks of width {n} (Theorem 9.12)",
+        return LineVerdict(ABSORBABLE, f"F is not strictly monotone; a first block turning at {[str(t) for t in found.turning]} "
+                                       f"(the fold walk, Lemma 9.13) with slope ratios chosen at the levels (Lemma 9.14) and F's flat "
+                                       f"pieces placed (Lemmas 9.16, 9.17) gives two residual-free blocks of width {n} (Theorem 9.12)",
                            witness=[block_values(g, n) for g in found.maps], facts=facts)
     if found.status == line_levels.NONE:
-        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone and flat at most on its end pieces; for no set T of its {turns} "
-                                           f"turning points with |T| ≤ {n} do the fold walk and a choice of slope ratios at the levels "
-                                           f"give two residual-free blocks of width {n} ({found.leaves} ratio assignments checked)",
+        return LineVerdict(NOT_ABSORBABLE, f"F on R is not strictly monotone; for no set T of its {turns} turning points (flat pieces "
+                                           f"collapsed) with |T| ≤ {n} do the fold walk, a choice of slope ratios at the levels and a "
+                                           f"placing of F's flat pieces give two residual-free blocks of width {n} ({found.leaves} ratio "
+                                           "assignments checked)",
                            TWO_BLOCKS, facts=facts)
     if found.status == line_levels.STOPPED:
         return LineVerdict(UNKNOWN, f"the search of Theorem 9.12 stopped ({clock.halt_reason()}) after {found.leaves} ratio "
                                     "assignments", facts=facts)
-    return LineVerdict(UNKNOWN, f"{found.undecided} ratio assignments of Theorem 9.12's search have both blocks with n = {n} "
-                                "breakpoints and two or more free level ratios, and neither a rational solution was found nor "
-                                "its absence proved", facts=facts)
+    parts = []
+    if found.undecided:
+        parts.append(f"{found.undecided} ratio assignments have both blocks with n = {n} breakpoints and two or more free level "
+                     "ratios, with no rational solution found and none ruled out")
+    if found.shared:
+        parts.append(f"{found.shared} levels have two of F's flat pieces that could pass through one range of levels where "
+                     "g_2 is flat, whose shared length the search does not model")
+    return LineVerdict(UNKNOWN, "Theorem 9.12's search found no witness, but " + "; and ".join(parts), facts=facts)
 
 
 def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:

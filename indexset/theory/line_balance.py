@@ -1,0 +1,113 @@
+"""Positive solutions of the subset conditions of two blocks whose slopes are linear forms (MATH.md §9.5, Theorem 9.12).
+
+g_1's slopes are linear forms in positive variables u and g_2's in 1/u;
+Lemma 9.5's condition for a block with n breakpoints is then one
+homogeneous linear equation per subset. :func:`solve` finds positive u
+satisfying every full block's condition, proves there are none, or says
+``undecided`` (both blocks full and two or more variables free, with no
+rational one-variable slice).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from indexset.theory.line import balanced
+
+UNDECIDED = "undecided"
+
+
+def dedupe(forms: list) -> list:
+    """The forms with each run of equal neighbours kept once (a breakpoint is where the form changes)."""
+    out = [forms[0]]
+    for form in forms[1:]:
+        if form != out[-1]:
+            out.append(form)
+    return out
+
+
+def _subset_forms(forms: list) -> list:
+    """For a block with slopes ``forms``: Σ_{j∈P} jump_j − last slope, for every subset P of its breakpoints."""
+    jumps = [tuple(b - a for a, b in zip(left, right)) for left, right in itertools.pairwise(forms)]
+    last = forms[-1]
+    out = []
+    for choice in itertools.product((0, 1), repeat=len(jumps)):
+        total = [-v for v in last]
+        for c, jump in zip(choice, jumps):
+            if c:
+                total = [t + v for t, v in zip(total, jump)]
+        out.append(tuple(total))
+    return out
+
+
+def _both_signs(form: tuple) -> bool:
+    return any(v > 0 for v in form) and any(v < 0 for v in form)
+
+
+def _positive_root(form: tuple) -> tuple | None:
+    """u > 0 with form·u = 0 (form zero or of both signs), else None."""
+    if not any(form):
+        return tuple(Fraction(1) for _ in form)
+    if not _both_signs(form):
+        return None
+    plus = next(i for i, v in enumerate(form) if v > 0)
+    minus = next(i for i, v in enumerate(form) if v < 0)
+    u = [Fraction(1)] * len(form)
+    u[minus] = (sum(abs(v) for i, v in enumerate(form) if i not in (plus, minus)) + 1) / -form[minus]
+    u[plus] = -sum(v * w for i, (v, w) in enumerate(zip(form, u)) if i != plus) / form[plus]
+    return tuple(u)
+
+
+def solve(first: list, second: list, n: int, size: int):
+    """Positive values of the variables making every block with n breakpoints balanced; None, or UNDECIDED."""
+    full = [len(first) - 1 == n, len(second) - 1 == n]
+    if len(first) - 1 > n or len(second) - 1 > n:
+        return None
+    ones = tuple(Fraction(1) for _ in range(size))
+    if not any(full):
+        return ones
+    if size == 1:
+        ok = all(not f or balanced([b[0] - a[0] for a, b in itertools.pairwise(forms)], forms[-1][0]) is not None
+                 for f, forms in zip(full, (first, second)))
+        return ones if ok else None
+    if full[0] != full[1]:
+        forms = first if full[0] else second
+        for form in _subset_forms(forms):
+            u = _positive_root(form)
+            if u is not None:
+                return u if full[0] else tuple(1 / v for v in u)
+        return None
+    return _both_full(_subset_forms(first), _subset_forms(second), size)
+
+
+def _both_full(first: list, second: list, size: int):
+    """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
+    first = [a for a in first if not any(a) or _both_signs(a)]
+    second = [b for b in second if not any(b) or _both_signs(b)]
+    if not first or not second:
+        return None
+    if size == 2:
+        # u = (1, q): a_0 + a_1 q = 0 and b_0 + b_1 / q = 0.
+        def roots(forms, inverse):
+            out = set()
+            for c0, c1 in forms:
+                if c0 == 0 and c1 == 0:
+                    return None
+                out.add(-c1 / c0 if inverse else -c0 / c1)
+            return out
+        q_first, q_second = roots(first, False), roots(second, True)
+        if q_first is None or q_second is None:
+            q = next(iter((q_second if q_first is None else q_first) or {Fraction(1)}))
+            return (Fraction(1), q)
+        common = sorted(q_first & q_second)
+        return (Fraction(1), common[0]) if common else None
+    for a, b in itertools.product(first, second):
+        # One variable free, the others tied to u_0: a rational solution, if this slice has one.
+        for free in range(size):
+            a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
+            b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
+            found = _both_full([a2], [b2], 2) if (not any(a2) or _both_signs(a2)) and (not any(b2) or _both_signs(b2)) else None
+            if found not in (None, UNDECIDED):
+                return tuple(found[1] if i == free else Fraction(1) for i in range(size))
+    return UNDECIDED
