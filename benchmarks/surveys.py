@@ -383,7 +383,7 @@ class Stacks:
         parser.add_argument("--keep", type=int, default=2, help="survey: such stacks written per (d, n) (default 2)")
         parser.add_argument("--jobs", type=int, default=2, help="survey: stacks at a time (default 2)")
         parser.add_argument("--line-widths", default="2,3,4,5,6,7,8,10,12", help="width: widths of the whole-stack family (default %(default)s)")
-        parser.add_argument("--negative-max", type=int, default=8, help="width: largest width of the negatives (default 8)")
+        parser.add_argument("--negative-max", type=int, default=8, help="width: largest width of the negatives, monotone and folding (default 8)")
         parser.add_argument("--line-seeds", type=int, default=3, help="width: stacks per width and kind (default 3)")
 
     def measure(self, args):
@@ -396,7 +396,7 @@ class Stacks:
             rows = [_width_row("whole", n, [_explored(construct.whole_stack(n=n, seed=s)) for s in range(args.line_seeds)]) for n in _range(args.line_widths)]
             rows += [_width_row("negative", n, [_explored(s) for s in line_negatives(n, args.line_seeds, 5)]) for n in range(2, args.negative_max + 1)]
             rows += [_width_row("fold-negative", n, [_explored(s) for s in line_negatives(n, args.line_seeds, 5, folding=True)])
-                     for n in _range(args.line_widths)]
+                     for n in range(2, args.negative_max + 1)]
             yield "width", {"rows": rows}
 
     def table(self, name: str, part: dict) -> dict:
