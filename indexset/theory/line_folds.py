@@ -9,9 +9,8 @@ itself, neither covering every witness (so "none" proves nothing):
 - :func:`homeomorphic_first` (Proposition 9.9): g_1 = H a homeomorphism
   taking some of F's breakpoints, g_2 = F ∘ H⁻¹ the rest.
 
-For two blocks and F flat at most on its end pieces, Theorem 9.12
-(:mod:`indexset.theory.line_levels`) decides instead; these searches serve
-F flat on a bounded interval, and L ≥ 3.
+For two blocks Theorem 9.12 (:mod:`indexset.theory.line_levels`) decides
+instead; these searches serve where it is undecided, and L ≥ 3.
 
 In both, the one free slope ratio q enters every jump and every subset
 condition of Lemma 9.5 affinely (in q or in 1/q), so the candidate q are

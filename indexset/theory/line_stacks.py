@@ -22,9 +22,11 @@ split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
 where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n − 1 and no split
 without a shared breakpoint, or F not strictly monotone outside the next
-case. For two blocks and F flat at most on its end pieces, Theorem 9.12
-(:mod:`indexset.theory.line_levels`) decides exactly; elsewhere a folding F
-gets the sufficient searches of :mod:`indexset.theory.line_folds`.
+case. For two blocks and F not strictly monotone, Theorem 9.12
+(:mod:`indexset.theory.line_levels`) decides (undecided only where two of
+F's flat pieces could share a range of levels, or a leaf has two full
+blocks and two free ratios); there, and for L ≥ 3, the sufficient searches
+of :mod:`indexset.theory.line_folds` look for a witness.
 """
 
 from __future__ import annotations
@@ -137,14 +139,17 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
 
 
 def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
-    """F not strictly monotone: Theorem 9.12 for two blocks and F flat at most on its ends; else Propositions 9.7 and 9.9, or unknown."""
+    """F not strictly monotone: constant; Theorem 9.12 for two blocks; where it is undecided, or L ≥ 3, Propositions 9.7 and 9.9; else unknown."""
     layers = stack.L
     if all(slope == 0 for slope in target.slopes):
         constant = block_values(target, n)
         return LineVerdict(ABSORBABLE, "F is constant: every block constant is a residual-free stack equal to it",
                            witness=[constant] * layers, facts=facts)
     if layers == 2:
-        return _two_blocks(target, n, clock, facts)
+        decided = _two_blocks(target, n, clock, facts)
+        if decided.status != UNKNOWN or clock.expired():
+            return decided
+        facts["theorem_9_12"] = decided.reason
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
@@ -162,8 +167,7 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
-    open_case = ("F is flat on a bounded interval, so g_1 may be constant there or pass through a range of levels where g_2 "
-                 "is flat, which Theorem 9.12 does not cover" if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
+    open_case = (facts["theorem_9_12"] if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
                  "MATH.md §9.5 decides")
     why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
