@@ -97,6 +97,14 @@ class LineMap:
             out.append(out[-1] + s * (u - t))
         return tuple(out)
 
+    def slopes_at(self, x) -> tuple:
+        """The slopes just left and just right of x (equal unless x is a breakpoint)."""
+        x = Fraction(x)
+        j = bisect.bisect_left(self.breakpoints, x)
+        if j < len(self.breakpoints) and self.breakpoints[j] == x:
+            return self.slopes[j], self.slopes[j + 1]
+        return self.slopes[j], self.slopes[j]
+
     def jumps(self) -> tuple:
         """The slope change at each breakpoint (right slope minus left slope)."""
         return tuple(b - a for a, b in zip(self.slopes, self.slopes[1:]))

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from indexset.budget import Budget
-from indexset.theory.line import LineMap, block_values
+from indexset.theory.line import LineMap, block_values, preimages
 from indexset.theory.line_balance import UNDECIDED, dedupe, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
@@ -231,14 +231,14 @@ def end_options(fold: Folding, points: set) -> list:
 
 def _outward(fold: Folding):
     """The edge of ℓ's image that ℓ moves toward at the right end of the domain."""
-    return fold.high if _slopes_at(fold.level, fold.domain[1])[0] > 0 else fold.low
+    return fold.high if fold.level.slopes_at(fold.domain[1])[0] > 0 else fold.low
 
 
 def _edge_of(fold: Folding, side: str) -> str:
     """Which edge of ℓ's image g_1 leaves through past the ``side`` end: ``low`` or ``high``."""
     if side == "left":
         return "low"
-    return "high" if _slopes_at(fold.level, fold.domain[1])[0] > 0 else "low"
+    return "high" if fold.level.slopes_at(fold.domain[1])[0] > 0 else "low"
 
 
 def levels_of(fold: Folding, points: set = frozenset()) -> list:
@@ -250,14 +250,14 @@ def levels_of(fold: Folding, points: set = frozenset()) -> list:
     out = []
     for y in sorted(v for v in values if fold.inside(v)):
         crossings, plateau_crossings = [], []
-        for x in _preimages(level, y):
+        for x in _crossing_points(level, y):
             if x in fold.turning or not _within(fold.domain, x) or x in (lo, hi):
                 continue
-            left, right = _slopes_at(level, x)
+            left, right = level.slopes_at(x)
             record = (right / left, 1 if right > 0 else -1)
             (plateau_crossings.append((*record, x)) if x in points else crossings.append(record))
         turns = tuple(c for c in fold.turning if c in points and level(c) == y)
-        left, right = _slopes_at(profile, y)
+        left, right = profile.slopes_at(y)
         out.append(Level(y, tuple(crossings), right / left, tuple(plateau_crossings), turns))
     return out
 
@@ -269,31 +269,16 @@ def _inside(low: Fraction | None, high: Fraction | None) -> Fraction:
     return low + 1 if high is None else (low + high) / 2
 
 
+def _crossing_points(phi: LineMap, y: Fraction) -> list:
+    """Every x with φ(x) = y (φ without a zero slope), each once, sorted."""
+    return sorted(set(preimages(phi, y)))
+
+
 def _within(domain: tuple, x: Fraction) -> bool:
     lo, hi = domain
     return (lo is None or x >= lo) and (hi is None or x <= hi)
 
 
-def _preimages(phi: LineMap, y: Fraction) -> list:
-    """Every x with φ(x) = y, for φ without a zero slope."""
-    points, values, out = phi.breakpoints, phi.values(), set()
-    if not points:
-        return [(y - phi.anchor) / phi.slopes[0]]
-    edges = [None, *points, None]
-    for i, slope in enumerate(phi.slopes):
-        base, at = (points[0], values[0]) if i == 0 else (points[i - 1], values[i - 1])
-        x = base + (y - at) / slope
-        lo, hi = edges[i], edges[i + 1]
-        if (lo is None or x >= lo) and (hi is None or x <= hi):
-            out.add(x)
-    return sorted(out)
-
-
-def _slopes_at(phi: LineMap, x: Fraction) -> tuple:
-    """φ's slopes just left and just right of x."""
-    j = bisect.bisect_left(phi.breakpoints, x)
-    on_point = j < len(phi.breakpoints) and phi.breakpoints[j] == x
-    return phi.slopes[j], phi.slopes[j + 1] if on_point else phi.slopes[j]
 
 
 @dataclass(frozen=True)
@@ -392,7 +377,7 @@ class _Shape:
         return tuple(out)
 
     def _end_sign(self, side: str) -> int:
-        return 1 if side == "left" or _slopes_at(self.problem.fold.level, self.problem.fold.domain[1])[0] > 0 else -1
+        return 1 if side == "left" or self.problem.fold.level.slopes_at(self.problem.fold.domain[1])[0] > 0 else -1
 
     def first_forms(self) -> list:
         """g_1's slopes left to right as linear forms, one per piece where the form changes."""
@@ -400,13 +385,13 @@ class _Shape:
         level, domain = fold.level, fold.domain
         cuts = {t for t in level.breakpoints if _within(domain, t)} | {t for t in domain if t is not None} | set(self.flat_points)
         for y in self.values:
-            cuts.update(x for x in _preimages(level, y) if _within(domain, x))
+            cuts.update(x for x in _crossing_points(level, y) if _within(domain, x))
         cuts = sorted(cuts)
         inner = [(a + b) / 2 for a, b in itertools.pairwise(cuts)]
         samples = ([cuts[0] - 1] if domain[0] is None else []) + inner + ([cuts[-1] + 1] if domain[1] is None else []) if cuts else [Fraction(0)]
         entries = []
         for x in samples:
-            _, slope = _slopes_at(level, x)
+            _, slope = level.slopes_at(x)
             coefficient, group = self.pieces[bisect.bisect_right(self.values, level(x))]
             entries.append(((0, x), self._unit(group, slope * coefficient)))
         entries += [((0, c), self._unit(0, Fraction(0))) for c in self.flat_points]
@@ -430,7 +415,7 @@ class _Shape:
             samples = [_inside(low, high)]
         entries = []
         for piece, y in enumerate(samples):
-            _, slope = _slopes_at(fold.profile, y)
+            _, slope = fold.profile.slopes_at(y)
             coefficient, group = self.pieces[piece]
             entries.append(((0, y), self._unit(group, slope / coefficient)))
         entries += [((0, y), self._unit(0, Fraction(0))) for y in self.inserted]

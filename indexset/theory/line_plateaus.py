@@ -9,7 +9,7 @@ flat region beyond an edge of ℓ's image). :func:`uncollapse` builds g_1 and
 g_2 on the original line from the collapsed maps and those choices.
 
 >>> from fractions import Fraction as Q
->>> from indexset.theory.line import LineMap
+>>> from indexset.theory.line import LineMap, preimages
 >>> F = LineMap.of((Q(0), Q(1), Q(3)), (Q(1), Q(0), Q(2), Q(-1)), Q(0))   # flat on [0, 1]
 >>> collapsed = collapse(F)
 >>> [(str(p.start), str(p.stop), str(p.point)) for p in collapsed.plateaus]
@@ -20,11 +20,10 @@ g_2 on the original line from the collapsed maps and those choices.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from fractions import Fraction
 
-from indexset.theory.line import LineMap
+from indexset.theory.line import LineMap, preimages
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
     paths = {}
     for c, kind in passing.items():
         length = plateaus[c].length
-        entry, leave = _slopes_at(first, c)
+        entry, leave = first.slopes_at(c)
         if kind == "cross":
             height = length * (abs(entry) + abs(leave)) / 2
             inserted[first(c)] = height
@@ -144,7 +143,7 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
             kind, entry, leave, length = paths[p.point]
             candidates.add(p.start + length * abs(leave) / (abs(entry) + abs(leave)))
     for y in levels:
-        candidates |= {collapsed.expand(x) for x in _level_points(first, y)}
+        candidates |= {collapsed.expand(x) for x in preimages(first, y)}
     g1 = LineMap.sampled(sorted(candidates), at)
     return g1, _second_map(second, inserted, levels, below)
 
@@ -154,7 +153,7 @@ def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict,
     for p in collapsed.plateaus:
         if p.start <= x <= p.stop:
             w = first(p.point)
-            entry, leave = _slopes_at(first, p.point)
+            entry, leave = first.slopes_at(p.point)
             from_below = entry > 0
             base = w + below(w, include=not from_below)
             if p.point not in paths:
@@ -168,7 +167,7 @@ def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict,
     lo, hi = collapsed.domain
     # Past a flat end g_1 stays where the domain's end left it.
     end = lo if lo is not None and y <= lo else hi if hi is not None and y >= hi else y
-    left, right = _slopes_at(first, end)
+    left, right = first.slopes_at(end)
     # At a level where a range was inserted, a point g_1 only touches sits on the edge it comes from.
     return w + below(w, include=left < 0 if left != 0 else right > 0)
 
@@ -197,24 +196,3 @@ def _second_map(second: LineMap, inserted: dict, levels: list, below) -> LineMap
     return LineMap.sampled(sorted(set(edges + shifted)), value)
 
 
-def _level_points(phi: LineMap, y: Fraction) -> list:
-    """Every x where phi takes the value y on a piece that is not flat."""
-    out = []
-    points, values = phi.breakpoints, phi.values()
-    if not points:
-        return [] if phi.slopes[0] == 0 else [(y - phi.anchor) / phi.slopes[0]]
-    edges = [None, *points, None]
-    for i, slope in enumerate(phi.slopes):
-        if slope == 0:
-            continue
-        base, value = (points[0], values[0]) if i == 0 else (points[i - 1], values[i - 1])
-        x = base + (y - value) / slope
-        if (edges[i] is None or x >= edges[i]) and (edges[i + 1] is None or x <= edges[i + 1]):
-            out.append(x)
-    return out
-
-
-def _slopes_at(phi: LineMap, x: Fraction) -> tuple:
-    j = bisect.bisect_left(phi.breakpoints, x)
-    on_point = j < len(phi.breakpoints) and phi.breakpoints[j] == x
-    return phi.slopes[j], phi.slopes[j + 1] if on_point else phi.slopes[j]
