@@ -81,32 +81,44 @@ class Level:
 
     @property
     def shared(self) -> bool:
-        """Whether two plateau points could pass through one range inserted here (the case the search leaves open)."""
+        """Whether two plateau points could pass through one range inserted here (the case the search covers only in part)."""
         return not self.crossings and len(self.plateau_crossings) + len(self.plateau_turns) >= 2
 
-    def counts(self, eta: Fraction | None, passing: Fraction | None) -> tuple:
-        """Breakpoints of g_1 and of g_2 at this level for ratio η (None: generic) and the plateau point passing (None: none)."""
+    def counts(self, eta: Fraction | None, passing: tuple) -> tuple:
+        """Breakpoints of g_1 and of g_2 at this level for ratio η (None: generic) and the plateau points passing (() for none)."""
         def breaks(rho, direction):
             return 1 if eta is None else int(rho * eta ** direction != 1)
 
         first = sum(breaks(rho, d) for rho, d in self.crossings)
-        if passing is None:  # every plateau point here flat: two breakpoints at a crossing, one more at a turn
+        if not passing:  # every plateau point here flat: two breakpoints at a crossing, one more at a turn
             first += 2 * len(self.plateau_crossings) + len(self.plateau_turns)
             return first, 1 if eta is None else int(self.profile_ratio != eta)
-        crossing = [(rho, d) for rho, d, c in self.plateau_crossings if c == passing]
-        first += sum(breaks(rho, d) for rho, d in crossing) + len(self.plateau_turns) - (0 if crossing else 1)
+        first += sum(breaks(rho, d) for rho, d, c in self.plateau_crossings if c in passing)
+        first += sum(1 for c in self.plateau_turns if c not in passing)
         return first, 2
+
+    def passings(self) -> list:
+        """Which plateau points may pass through a range inserted here: every crossing must; turns dip one or all.
+
+        With two or more passing, the range is shared and their paths must
+        fit one length: tried with one kink per crossing (Lemma 9.17),
+        which covers such witnesses only in part (:attr:`shared`).
+        """
+        if self.crossings:
+            return [()]
+        crossing = tuple(c for _, _, c in self.plateau_crossings)
+        if crossing:
+            return [(), crossing]
+        turns = [(c,) for c in self.plateau_turns]
+        return [(), *turns, *([tuple(self.plateau_turns)] if len(turns) >= 2 else [])]
 
     def choices(self) -> list:
         """``(η, passing, g_1 count, g_2 count)``: special ratios, then the generic one (η None), cheapest first."""
-        passes = [None]
-        if not self.crossings and len(self.plateau_crossings) <= 1:
-            passes += [c for _, _, c in self.plateau_crossings] or list(self.plateau_turns)
         out = []
-        for passing in passes:
+        for passing in self.passings():
             special = {rho ** -d for rho, d in self.crossings} | {Fraction(1)}
-            special |= {rho ** -d for rho, d, c in self.plateau_crossings if c == passing}
-            if passing is None and self.profile_ratio > 0:
+            special |= {rho ** -d for rho, d, c in self.plateau_crossings if c in passing}
+            if not passing and self.profile_ratio > 0:
                 special.add(self.profile_ratio)
             out += [(eta, passing, *self.counts(eta, passing)) for eta in sorted(special)]
             out.append((None, passing, *self.counts(None, passing)))
@@ -361,9 +373,10 @@ class _Shape:
             else:
                 coefficient *= eta
             self.pieces.append((coefficient, group))
-            if passing is not None:
+            if passing:
                 self.inserted.append(level.value)
-                self.passing[passing] = "cross" if any(c == passing for *_, c in level.plateau_crossings) else "dip"
+                crossing = {c for *_, c in level.plateau_crossings}
+                self.passing.update((c, "cross" if c in crossing else "dip") for c in passing)
         for edge, turns in problem.edge_turns().items():
             if edge in problem.ends.edges:
                 self.passing.update((c, "beyond") for c in turns)
@@ -422,8 +435,8 @@ class _Shape:
         entries += [(key, self._unit(0, Fraction(0))) for edge, key in (("low", (-1, 0)), ("high", (1, 0))) if edge in self.problem.ends.edges]
         return dedupe([form for _, form in sorted(entries, key=lambda e: e[0])])
 
-    def witness(self, u: tuple, n: int) -> tuple:
-        """(g_1, g_2) on the original line for positive values u; checked to compose to F and to be blocks."""
+    def witness(self, u: tuple, n: int) -> tuple | None:
+        """(g_1, g_2) on the original line for positive values u, checked to compose to F and to be blocks; None if a shared range does not fit."""
         problem = self.problem
         fold, (lo, hi) = problem.fold, problem.fold.domain
         slopes = [coefficient * u[group] for coefficient, group in self.pieces]
@@ -432,7 +445,10 @@ class _Shape:
         first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)], lambda x: self._first_at(inner, x, u))
         second = self._second(h)
         if problem.collapsed.plateaus:
-            first, second = uncollapse(problem.collapsed, first, second, self.passing)
+            maps = uncollapse(problem.collapsed, first, second, self.passing)
+            if maps is None:  # the points sharing a range need lengths no one range has
+                return None
+            first, second = maps
         if second.after(first) != problem.target or block_values(first, n) is None or block_values(second, n) is None:
             raise AssertionError("bug: a leaf of Theorem 9.12's search gave maps that are not two blocks composing to F")
         return first, second

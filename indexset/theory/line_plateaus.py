@@ -96,7 +96,7 @@ def collapse(target: LineMap) -> Collapsed | None:
     return Collapsed(reduced, tuple(plateaus), domain)
 
 
-def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: dict) -> tuple:
+def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: dict) -> tuple | None:
     """g_1 and g_2 on the original line, from collapsed maps z = h ∘ ℓ (``first``) and G ∘ h⁻¹ (``second``).
 
     Parameters
@@ -111,23 +111,26 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
 
     Returns
     -------
-    tuple
-        ``(g_1, g_2)`` as LineMaps on the original line and levels.
+    tuple or None
+        ``(g_1, g_2)`` as LineMaps on the original line and levels; None when
+        the plateau points sharing one inserted range need lengths no single
+        range has (each crossing path with one kink, Lemma 9.17).
     """
     plateaus = collapsed.points()
-    inserted = {}  # collapsed level → (length, plateau point), for cross and dip
-    paths = {}
+    sharing = {}
     for c, kind in passing.items():
-        length = plateaus[c].length
+        if kind != "beyond":
+            sharing.setdefault(first(c), []).append(c)
+    inserted = {}  # collapsed level → the length of the range inserted there
+    for level, points in sharing.items():
+        length = _range_length([(passing[c], *map(abs, first.slopes_at(c)), plateaus[c].length) for c in points])
+        if length is None:
+            return None
+        inserted[level] = length
+    paths = {}  # plateau point → (entry slope, leave slope, time of the path's kink or turn)
+    for c, kind in passing.items():
         entry, leave = first.slopes_at(c)
-        if kind == "cross":
-            height = length * (abs(entry) + abs(leave)) / 2
-            inserted[first(c)] = height
-        else:
-            height = length * abs(entry) * abs(leave) / (abs(entry) + abs(leave))
-            if kind == "dip":
-                inserted[first(c)] = 2 * height
-        paths[c] = (kind, entry, leave, length)
+        paths[c] = (entry, leave, _turn(kind, abs(entry), abs(leave), plateaus[c].length, inserted.get(first(c))))
     levels = sorted(inserted)
 
     def below(w: Fraction, include: bool) -> Fraction:
@@ -138,10 +141,9 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
 
     candidates = {collapsed.expand(t) for t in first.breakpoints}
     for p in collapsed.plateaus:
-        candidates |= {p.start, p.stop, (p.start + p.stop) / 2}
+        candidates |= {p.start, p.stop}
         if p.point in paths:
-            kind, entry, leave, length = paths[p.point]
-            candidates.add(p.start + length * abs(leave) / (abs(entry) + abs(leave)))
+            candidates.add(p.start + paths[p.point][2])
     for y in levels:
         candidates |= {collapsed.expand(x) for x in preimages(first, y)}
     g1 = LineMap.sampled(sorted(candidates), at)
@@ -158,9 +160,8 @@ def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict,
             base = w + below(w, include=not from_below)
             if p.point not in paths:
                 return base
-            kind, entry, leave, length = paths[p.point]
+            entry, leave, turn = paths[p.point]
             t = x - p.start
-            turn = length / 2 if kind == "cross" else length * abs(leave) / (abs(entry) + abs(leave))
             return base + (entry * t if t <= turn else entry * turn + leave * (t - turn))
     y = collapsed.shrink(x)
     w = first(y)
@@ -170,6 +171,40 @@ def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict,
     left, right = first.slopes_at(end)
     # At a level where a range was inserted, a point g_1 only touches sits on the edge it comes from.
     return w + below(w, include=left < 0 if left != 0 else right > 0)
+
+
+def _range_length(paths: list) -> Fraction | None:
+    """One length for a range that every path ``(kind, |entry|, |leave|, plateau length)`` through it fits, or None.
+
+    A crossing with one kink covers strictly between |entry|·L and |leave|·L
+    (exactly |entry|·L when the two are equal); a dip of depth
+    L·|entry|·|leave|/(|entry| + |leave|) fits in any longer range.
+    """
+    exact, low, high, floor = set(), Fraction(0), None, Fraction(0)
+    for kind, entry, leave, length in paths:
+        if kind == "cross" and entry == leave:
+            exact.add(entry * length)
+        elif kind == "cross":
+            low, high = max(low, min(entry, leave) * length), min(v for v in (high, max(entry, leave) * length) if v is not None)
+        else:
+            floor = max(floor, length * entry * leave / (entry + leave))
+    if len(exact) > 1:
+        return None
+    if exact:
+        (value,) = exact
+        fits = value >= floor and (high is None or low < value < high)
+        return value if fits else None
+    if high is None:
+        return 2 * floor
+    low = max(low, floor)
+    return (low + high) / 2 if low < high else None
+
+
+def _turn(kind: str, entry: Fraction, leave: Fraction, length: Fraction, range_length: Fraction | None) -> Fraction:
+    """When, from the plateau's start, the path changes slope: a crossing's kink, a dip's turn."""
+    if kind == "cross":
+        return length / 2 if entry == leave else (range_length - leave * length) / (entry - leave)
+    return length * leave / (entry + leave)
 
 
 def _second_map(second: LineMap, inserted: dict, levels: list, below) -> LineMap:
