@@ -117,7 +117,7 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return _folding(stack, target, n, clock, facts)
     search = _Search(target.ratios(), layers, n, clock)
     split = search.without_sharing()
-    if split is None and m == layers * n - 1 and not clock.expired():
+    if split is None and m >= 2 * n - 1 and not clock.expired():
         split = search.shared()
     facts["balanced_checks"] = len(search.memo)
     if split is not None:
@@ -131,9 +131,9 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
                                     "balanced checks", facts=facts)
     if layers > 2 and m < layers * n - 1:
-        return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints without a shared breakpoint works, and for L = {layers} "
-                                    f"with L(n − 1) < m < L·n − 1 breakpoints shared by blocks leave free ratios Theorem 9.6 does not "
-                                    "decide", facts=facts)
+        return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints with at most one breakpoint shared by two blocks works, and "
+                                    f"for L = {layers} with L(n − 1) < m < L·n − 1 splits with two or more shared incidences leave "
+                                    "several free ratios that Theorem 9.6's search does not decide", facts=facts)
     return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints and ratios {facts['ratios']}; no split of "
                                        f"them among {layers} blocks of width {n} has every full block balanced", THEOREM, facts=facts)
 
@@ -337,16 +337,23 @@ class _Search:
 
     def without_sharing(self) -> list | None:
         """A split where every breakpoint belongs to one block: t full balanced sets, the rest in blocks of < n."""
-        m, n, layers = len(self.ratios), self.n, self.layers
+        groups = self._groups(tuple(range(len(self.ratios))), self.layers)
+        return None if groups is None else [self._layer(group) for group in groups]
+
+    def _groups(self, points: tuple, layers: int, room: bool = False) -> list | None:
+        """``points`` in ``layers`` blocks, none shared: some full balanced n-sets, the rest in blocks of fewer than n.
+
+        With ``room``, one of the blocks of fewer than n keeps a slot free (at most n − 2 of the points).
+        """
+        n = self.n
         for full in range(layers + 1):
-            if full * n > m or m - full * n > (layers - full) * (n - 1):
+            if full * n > len(points) or len(points) - full * n > (layers - full) * (n - 1) - room:
                 continue
-            sets = self._disjoint_full(tuple(range(m)), full, 0)
+            sets = self._disjoint_full(points, full, 0)
             if sets is not None:
-                rest = [j for j in range(m) if not any(j in s for s in sets)]
+                rest = [j for j in points if not any(j in s for s in sets)]
                 chunks = [rest[i:i + n - 1] for i in range(0, len(rest), n - 1)] if rest else []
-                groups = [*sets, *chunks] + [[]] * (layers - len(sets) - len(chunks))
-                return [[self.ratios[j] if j in group else Fraction(1) for j in range(m)] for group in groups]
+                return [*sets, *chunks] + [[]] * (layers - len(sets) - len(chunks))
         return None
 
     def _disjoint_full(self, available: tuple, count: int, start: int):
@@ -364,11 +371,19 @@ class _Search:
         return None
 
     def shared(self) -> list | None:
-        """m = L·n − 1: a breakpoint c in two blocks, its ratio split q · (r_c/q), every block full (Proposition 9.7)."""
+        """A breakpoint c in two blocks, its ratio split q · (r_c/q) (Proposition 9.7), the rest split without sharing.
+
+        Either both blocks are full (both balanced, q common to both), or one
+        is full and the other has room (fewer than n with c), which then
+        takes r_c/q for any q that balances the full one.
+        """
         m, n, layers = len(self.ratios), self.n, self.layers
         for c in range(m):
             others = [j for j in range(m) if j != c]
             for first in itertools.combinations(others, n - 1):
+                found = self._shared_with_room(c, first, [j for j in others if j not in first])
+                if found is not None:
+                    return found
                 rest = [j for j in others if j not in first]
                 for second in itertools.combinations(rest, n - 1):
                     if self.clock.expired():
@@ -378,10 +393,25 @@ class _Search:
                     q = self._common_ratio(tuple(sorted((*first, c))), tuple(sorted((*second, c))), c)
                     if q is None:
                         continue
-                    full = self._disjoint_full(tuple(j for j in rest if j not in second), layers - 2, 0)
-                    if full is not None:
-                        return [self._layer(first, c, q), self._layer(second, c, self.ratios[c] / q), *(self._layer(s) for s in full)]
+                    groups = self._groups(tuple(j for j in rest if j not in second), layers - 2)
+                    if groups is not None:
+                        return [self._layer(first, c, q), self._layer(second, c, self.ratios[c] / q), *(self._layer(s) for s in groups)]
         return None
+
+    def _shared_with_room(self, c: int, first: tuple, rest: list) -> list | None:
+        """The full block ``first`` + c at a ratio q ≠ r_c that balances it; c's other factor r_c/q in a block with room."""
+        members = tuple(sorted((*first, c)))
+        ratios = _admissible([self.ratios[j] for j in members], members.index(c))
+        q = Fraction(2) * self.ratios[c] if ratios is None else next((p for p in sorted(ratios) if p != self.ratios[c]), None)
+        if q is None or self.clock.expired():
+            return None
+        groups = self._groups(tuple(rest), self.layers - 1, room=True)
+        if groups is None:
+            return None
+        roomy = next(i for i, g in enumerate(groups) if len(g) < self.n - 1)
+        layers = [self._layer(first, c, q)]
+        layers += [self._layer(g, c, self.ratios[c] / q) if i == roomy else self._layer(g) for i, g in enumerate(groups)]
+        return layers
 
     def _layer(self, members, shared: int | None = None, ratio: Fraction | None = None) -> list:
         """One block's ratios: F's at ``members``, ``ratio`` at the shared breakpoint, 1 elsewhere."""

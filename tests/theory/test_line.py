@@ -253,6 +253,32 @@ def test_three_blocks_with_one_breakpoint_short_against_the_naive_enumeration():
     assert min(verdicts.values()) >= 3, verdicts
 
 
+def test_three_blocks_in_the_middle_range_against_the_naive_enumeration():
+    """L = 3, L(n − 1) < m < L·n − 1: absorbable iff a split with at most one shared breakpoint exists (naive enumeration), else unknown."""
+    rng = np.random.default_rng(31)
+    verdicts = {ABSORBABLE: 0, UNKNOWN: 0}
+    for _ in range(3000):
+        stack = Stack([residual_block(rng, 2, kinks=6) for _ in range(3)])
+        phi = line_map(stack)
+        if not phi.strictly_monotone() or len(phi.breakpoints) != 4:
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status == (ABSORBABLE if naive_split(phi, 2, 3) else UNKNOWN)
+        if verdict.status == ABSORBABLE:
+            assert line_equal(stack, free_stack(stack, verdict.witness))
+        verdicts[verdict.status] += 1
+    for _ in range(30):  # planted: g_2 breaks where g_1 sends a breakpoint, g_3 has one kink (m = 4, one shared incidence)
+        stack = _planted_three(rng, third_kinks=1)
+        phi = line_map(stack)
+        if len(phi.breakpoints) != 4:
+            continue
+        verdict = line_stacks.decide(stack)
+        assert verdict.status == ABSORBABLE and naive_split(phi, 2, 3)
+        assert line_equal(stack, free_stack(stack, verdict.witness))
+        verdicts[ABSORBABLE] += 1
+    assert min(verdicts.values()) >= 3, verdicts
+
+
 def _increasing_pair(rng, points):
     """An increasing residual-free width-2 map on R with these two breakpoints: slopes s₀, s₀ + s₂, s₂."""
     left, right = (Fraction(int(v)) for v in rng.integers(1, 4, 2))
@@ -271,12 +297,14 @@ def _as_residual_block(phi):
                     b_down=np.array([int(offset * den)]), denominator=den)
 
 
-def _planted_three(rng):
+def _planted_three(rng, third_kinks=2):
     kinks = [Fraction(int(v)) for v in rng.choice(np.arange(-6, 7), 2, replace=False)]
     first = _increasing_pair(rng, kinks)
     meet = first(kinks[int(rng.integers(2))])
     second = _increasing_pair(rng, [meet, meet + int(rng.choice([-3, -2, -1, 1, 2, 3]))])
-    third = _increasing_pair(rng, [Fraction(int(v)) for v in rng.choice(np.arange(-20, 21), 2, replace=False)])
+    points = [Fraction(int(v)) for v in rng.choice(np.arange(-20, 21), 2, replace=False)]
+    third = _increasing_pair(rng, points) if third_kinks == 2 else \
+        LineMap.of(points[:1], (Fraction(int(rng.integers(1, 4))), Fraction(int(rng.integers(1, 4)))), Fraction(int(rng.integers(-3, 4))))
     return Stack([_as_residual_block(g) for g in (first, second, third)])
 
 
