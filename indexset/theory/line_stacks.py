@@ -50,7 +50,7 @@ from indexset.theory.line_walk import turning_points
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
 TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R)"
-BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R, F strictly monotone)"
+BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R: F strictly monotone, or two blocks)"
 
 
 @dataclass
@@ -235,6 +235,15 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
         return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints" + ("" if at_zero else ", none at 0")
                                            + f"; {layers} bias-free blocks break at most once each, the first only at x = 0",
                            BIAS_FREE_LINE, facts=facts)
+    if layers == 2 and n >= 2:
+        pair = bias_free_pair(target)
+        if pair is None:
+            return LineVerdict(NOT_ABSORBABLE, "two bias-free blocks on R break at most once each, the first at x = 0; no first block "
+                                               "of that form (a homeomorphism, a fold at 0, or flat on a side) leaves a second with at "
+                                               "most one breakpoint", BIAS_FREE_LINE, facts=facts)
+        return LineVerdict(ABSORBABLE, f"g_1 breaking at 0 only (slopes {[str(s) for s in pair[0].slopes]}) and g_2 with at most one "
+                                       "breakpoint, moved to its input 0 by g_1's output bias, are bias-free blocks (Theorem 9.15)",
+                           witness=[bias_free_values(g, n) for g in _at_zero(*pair)], facts=facts)
     affine = decide(stack, time_limit=time_limit, stop=stop)
     facts["affine"] = affine.to_json()
     if affine.status == NOT_ABSORBABLE:
@@ -244,6 +253,56 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
         return LineVerdict(ABSORBABLE, f"{affine.reason}; the witness has no bias inside σ", witness=affine.witness, facts=facts)
     return LineVerdict(UNKNOWN, "F on R is not strictly monotone, so Theorem 9.15 does not apply, and the affine class "
                                 f"({affine.status}) gives no bias-free answer", facts=facts)
+
+
+def bias_free_pair(target: LineMap) -> tuple | None:
+    """Theorem 9.15 (b): g_1 breaking at most at 0 and g_2 with at most one breakpoint, g_2 ∘ g_1 = F; None when there are none.
+
+    Up to scaling and shifting g_1's output (which g_2 absorbs), g_1 is the
+    identity, a map with slopes (p, 1) and value 0 at 0 (p > 0: p = 1/r_0,
+    F's ratio at 0; p < 0: the fold with F(x) = F(p·x) for x ≤ 0), or
+    min(x, 0) or max(x, 0); then g_2 is forced on g_1's image and continued
+    linearly (MATH.md §9.5).
+    """
+    zero, one = Fraction(0), Fraction(1)
+    left, right = target.slopes_at(zero)
+    candidates = [LineMap.of((), (one,), zero), LineMap.of((zero,), (one, zero), zero), LineMap.of((zero,), (zero, one), zero)]
+    if left * right > 0:
+        candidates.append(LineMap.of((zero,), (left / right, one), zero))
+    positive = [t for t in target.breakpoints if t > 0]
+    negative = [t for t in target.breakpoints if t < 0]
+    if len(positive) == len(negative) == 1:
+        candidates.append(LineMap.of((zero,), (positive[0] / negative[0], one), zero))
+    elif not positive and not negative and left * right < 0:
+        candidates.append(LineMap.of((zero,), (left / right, one), zero))
+    for first in candidates:
+        second = _second_on_image(target, first)
+        if second is not None and len(second.breakpoints) <= 1 and second.after(first) == target:
+            return first, second
+    return None
+
+
+def _second_on_image(target: LineMap, first: LineMap) -> LineMap | None:
+    """g_2 = F ∘ g_1⁻¹ on g_1's image (g_1 breaking at most at 0, value 0 there), continued linearly past it."""
+    if first.strictly_monotone():
+        return target.after(first.inverse())
+    _p, q = first.slopes
+    side = [t for t in target.breakpoints if (t > 0 if q != 0 else t < 0)]
+    # g_1 is the identity on the side where its slope is 1, so g_2 = F there; past g_1's image F's slope at 0 goes on.
+    slope = target.slopes_at(Fraction(0))[1 if q != 0 else 0]
+    if not side:
+        return LineMap.of((), (slope,), target(0))
+    return LineMap.sampled(side, lambda y: target(y) if (y >= 0 if q != 0 else y <= 0) else target(0) + slope * y)
+
+
+def _at_zero(first: LineMap, second: LineMap) -> tuple:
+    """The pair with g_2's breakpoint moved to 0: g_1 − t and g_2(· + t)."""
+    if not second.breakpoints:
+        return first, second
+    t = second.breakpoints[0]
+    shifted_first = LineMap.of(first.breakpoints, first.slopes, first.anchor - t)
+    shifted_second = LineMap.of((Fraction(0),), second.slopes, second(t))
+    return shifted_first, shifted_second
 
 
 def _bias_free_factors(target: LineMap, layers: int) -> list:

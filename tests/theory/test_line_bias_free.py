@@ -17,6 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+from line_pairs import second_block_for
 from reference import fractions, line_equal, line_kinks, stack_point_value
 
 from indexset.exact.witness import block_instance
@@ -105,11 +106,55 @@ def test_negatives_hold_against_brute_force():
     assert negatives >= 8, negatives
 
 
+def bias_free_second_exists(target: LineMap) -> bool:
+    """Brute force, any shape: g_1 with slopes p, q ∈ {0, ±1/2, ±1, ±2, ±3} around 0 and value c ∈ [−3, 3] there, g_2 read off level by level with at most one breakpoint."""
+    values = [Fraction(v) for v in (-3, -2, -1, Fraction(-1, 2), 0, Fraction(1, 2), 1, 2, 3)]
+    for p, q, c in itertools.product(values, values, range(-3, 4)):
+        if p == q == 0:
+            continue
+        second = second_block_for(target, LineMap.of((Fraction(0),), (p, q), Fraction(c)), 2)
+        if second is not None and len(second.breakpoints) <= 1:
+            return True
+    return False
+
+
+def test_two_blocks_planted_and_against_brute_force():
+    """Two blocks, any composite: planted bias-free pairs are found (witness bias-free, equal to the stack); every no holds against brute force."""
+    rng = np.random.default_rng(73)
+    seen = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
+    small = [Fraction(v) for v in (-3, -2, -1, 1, 2, 3)]
+    for trial in range(160):
+        if trial % 2 == 0:  # planted: g_1 breaks at 0 (possibly folding), g_2 once anywhere
+            first = LineMap.of((Fraction(0),), tuple(rng.choice(small, 2)), Fraction(int(rng.integers(-3, 4))))
+            kink = Fraction(int(rng.integers(-4, 5)))
+            second = LineMap.of((kink,), tuple(rng.choice(small, 2)), Fraction(int(rng.integers(-3, 4))))
+            stack = Stack([residual_block(first), residual_block(second)])
+        else:
+            stack = Stack([residual_block(LineMap.of((Fraction(int(rng.integers(-2, 3))),), tuple(rng.choice(small, 2)),
+                                                     Fraction(int(rng.integers(-3, 4))))) for _ in range(2)])
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
+        if target.strictly_monotone() or all(s == 0 for s in target.slopes):
+            continue
+        verdict = line_stacks.decide_bias_free(stack)
+        if trial % 2 == 0:
+            assert verdict.status == ABSORBABLE, target
+        assert verdict.status in seen
+        if verdict.status == ABSORBABLE:
+            witness = Stack([block_instance(block, values, "test") for block, values in zip(stack.blocks, verdict.witness)])
+            assert free_of_biases(witness) and line_equal(stack, witness)
+        else:
+            assert not bias_free_second_exists(target), target
+        seen[verdict.status] += 1
+    assert min(seen.values()) >= 5, seen
+
+
 def test_the_brute_force_can_find_a_pair():
     """The reference is not vacuous: a composite of two small bias-free maps is found."""
     first = LineMap.of((Fraction(0),), (Fraction(1), Fraction(2)), Fraction(-1))
     second = LineMap.of((Fraction(0),), (Fraction(3), Fraction(1)), Fraction(2))
     assert bias_free_pair_exists(second.after(first))
+    fold = LineMap.of((Fraction(0),), (Fraction(-2), Fraction(1)), Fraction(-1))
+    assert bias_free_second_exists(second.after(fold))
 
 
 def test_fitting_keeps_every_bias_inside_sigma_at_zero():
