@@ -25,7 +25,7 @@ inside σ:
 5. otherwise ``unknown``, with the best relative error found.
 
 In the bias-free class, step 1 solves each block in that class, step 2 on R
-is Theorem 9.15 for a strictly monotone composite, steps 2-3 carry every
+is Theorem 9.15 (a strictly monotone composite, or two blocks), steps 2-3 carry every
 affine-class ``not_absorbable`` over (a bias-free block is an affine one),
 and step 4 fits with every bias inside σ held at zero.
 
