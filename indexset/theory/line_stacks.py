@@ -204,12 +204,13 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
 
 
 def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
-    """The bias-free class on R (no bias inside σ): Theorem 9.15 for strictly monotone F, else what the affine class implies.
+    """The bias-free class on R (no bias inside σ): Theorem 9.15 for strictly monotone F or two blocks, else what the affine class implies.
 
     A bias-free block of width n ≥ 2 on R is a map with at most one
     breakpoint, at 0. For strictly monotone F (m breakpoints, L blocks) a
     stack of them equals F iff m ≤ L − 1, or m = L and 0 is a breakpoint of
-    F. Otherwise an affine-class ``not_absorbable`` carries over (bias-free
+    F; two blocks are decided for any F by :func:`bias_free_pair`.
+    Otherwise an affine-class ``not_absorbable`` carries over (bias-free
     blocks are affine blocks), and an affine witness counts only if it has
     no bias inside σ.
 
