@@ -227,55 +227,42 @@ def test_three_blocks_with_every_block_full():
     assert decided
 
 
-def test_three_blocks_with_one_breakpoint_short_against_the_naive_enumeration():
-    """L = 3, m = 3n − 1: one breakpoint may be shared by two blocks; decided exactly, as a naive enumeration says."""
-    rng = np.random.default_rng(29)
-    verdicts = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
-    for _ in range(1000):
+def three_blocks_against_naive_split(seed: int, trials: int, kinks: int, otherwise: str, third_kinks: int) -> dict:
+    """Three width-2 blocks with a strictly monotone composite of ``kinks`` breakpoints: absorbable iff the naive enumeration of
+    splits with at most one shared breakpoint finds one (else ``otherwise``); then planted stacks, absorbable, for the same m."""
+    rng = np.random.default_rng(seed)
+    verdicts = {ABSORBABLE: 0, otherwise: 0}
+    for _ in range(trials):
         stack = Stack([residual_block(rng, 2, kinks=6) for _ in range(3)])
         phi = line_map(stack)
-        if not phi.strictly_monotone() or len(phi.breakpoints) != 5:
+        if not phi.strictly_monotone() or len(phi.breakpoints) != kinks:
             continue
         verdict = line_stacks.decide(stack)
-        assert verdict.status == (ABSORBABLE if naive_split(phi, 2, 3) else NOT_ABSORBABLE)
+        assert verdict.status == (ABSORBABLE if naive_split(phi, 2, 3) else otherwise)
         if verdict.status == ABSORBABLE:
             assert line_equal(stack, free_stack(stack, verdict.witness))
         verdicts[verdict.status] += 1
-    for _ in range(40):  # planted: three increasing width-2 blocks, g_2 breaking where g_1 sends a breakpoint
-        stack = _planted_three(rng)
+    for _ in range(40):  # planted: increasing width-2 blocks, g_2 breaking where g_1 sends a breakpoint
+        stack = _planted_three(rng, third_kinks)
         phi = line_map(stack)
-        if len(phi.breakpoints) != 5:
+        if len(phi.breakpoints) != kinks:
             continue
         verdict = line_stacks.decide(stack)
         assert verdict.status == ABSORBABLE and naive_split(phi, 2, 3)
         assert line_equal(stack, free_stack(stack, verdict.witness))
         verdicts[ABSORBABLE] += 1
+    return verdicts
+
+
+def test_three_blocks_with_one_breakpoint_short_against_the_naive_enumeration():
+    """L = 3, m = 3n − 1: one breakpoint may be shared by two blocks; decided exactly, as a naive enumeration says."""
+    verdicts = three_blocks_against_naive_split(29, 1000, 5, NOT_ABSORBABLE, third_kinks=2)
     assert min(verdicts.values()) >= 3, verdicts
 
 
 def test_three_blocks_in_the_middle_range_against_the_naive_enumeration():
-    """L = 3, L(n − 1) < m < L·n − 1: absorbable iff a split with at most one shared breakpoint exists (naive enumeration), else unknown."""
-    rng = np.random.default_rng(31)
-    verdicts = {ABSORBABLE: 0, UNKNOWN: 0}
-    for _ in range(3000):
-        stack = Stack([residual_block(rng, 2, kinks=6) for _ in range(3)])
-        phi = line_map(stack)
-        if not phi.strictly_monotone() or len(phi.breakpoints) != 4:
-            continue
-        verdict = line_stacks.decide(stack)
-        assert verdict.status == (ABSORBABLE if naive_split(phi, 2, 3) else UNKNOWN)
-        if verdict.status == ABSORBABLE:
-            assert line_equal(stack, free_stack(stack, verdict.witness))
-        verdicts[verdict.status] += 1
-    for _ in range(30):  # planted: g_2 breaks where g_1 sends a breakpoint, g_3 has one kink (m = 4, one shared incidence)
-        stack = _planted_three(rng, third_kinks=1)
-        phi = line_map(stack)
-        if len(phi.breakpoints) != 4:
-            continue
-        verdict = line_stacks.decide(stack)
-        assert verdict.status == ABSORBABLE and naive_split(phi, 2, 3)
-        assert line_equal(stack, free_stack(stack, verdict.witness))
-        verdicts[ABSORBABLE] += 1
+    """L = 3, L(n − 1) < m < L·n − 1: absorbable iff a split with at most one shared breakpoint exists, else unknown."""
+    verdicts = three_blocks_against_naive_split(31, 3000, 4, UNKNOWN, third_kinks=1)
     assert min(verdicts.values()) >= 3, verdicts
 
 
