@@ -64,17 +64,25 @@ class Collapsed:
 
     def expand(self, y: Fraction) -> Fraction:
         """The original x of a collapsed point (a plateau's start for its point)."""
-        return y + sum((p.length for p in self.plateaus if p.point < y), Fraction(0))
+        return _expand(self.plateaus, y)
 
     def shrink(self, x: Fraction) -> Fraction:
         """κ(x): the collapsed coordinate of an original x."""
-        out = x
-        for p in self.plateaus:
-            if x >= p.stop:
-                out -= p.length
-            elif x > p.start:
-                out -= x - p.start
-        return out
+        return _shrink(self.plateaus, x)
+
+
+def _expand(plateaus: tuple, y: Fraction) -> Fraction:
+    return y + sum((p.length for p in plateaus if p.point < y), Fraction(0))
+
+
+def _shrink(plateaus: tuple, x: Fraction) -> Fraction:
+    out = x
+    for p in plateaus:
+        if x >= p.stop:
+            out -= p.length
+        elif x > p.start:
+            out -= x - p.start
+    return out
 
 
 def collapse(target: LineMap) -> Collapsed | None:
@@ -89,11 +97,11 @@ def collapse(target: LineMap) -> Collapsed | None:
         removed += stop - start
     lo = points[0] if slopes[0] == 0 else None
     hi = points[-1] if slopes[-1] == 0 else None
-    collapsed = Collapsed(LineMap.of((), (Fraction(1),), Fraction(0)), tuple(plateaus), (None, None))
-    kept = sorted({collapsed.shrink(t) for t in points})
-    reduced = LineMap.sampled(kept, lambda y: target(collapsed.expand(y)))
-    domain = tuple(None if t is None else collapsed.shrink(t) for t in (lo, hi))
-    return Collapsed(reduced, tuple(plateaus), domain)
+    plateaus = tuple(plateaus)
+    kept = sorted({_shrink(plateaus, t) for t in points})
+    reduced = LineMap.sampled(kept, lambda y: target(_expand(plateaus, y)))
+    domain = tuple(None if t is None else _shrink(plateaus, t) for t in (lo, hi))
+    return Collapsed(reduced, plateaus, domain)
 
 
 def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: dict) -> tuple | None:
