@@ -184,28 +184,22 @@ def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict,
 def _range_length(paths: list) -> Fraction | None:
     """One length for a range that every path ``(kind, |entry|, |leave|, plateau length)`` through it fits, or None.
 
-    A crossing with one kink covers strictly between |entry|·L and |leave|·L
-    (exactly |entry|·L when the two are equal); a dip of depth
-    L·|entry|·|leave|/(|entry| + |leave|) fits in any longer range.
+    A crossing with one change of slope covers from |entry|·L to |leave|·L
+    (the ends: one slope throughout, the change at the plateau's edge;
+    exactly |entry|·L when the two are equal); a dip of depth
+    L·|entry|·|leave|/(|entry| + |leave|) fits in any range at least as long.
     """
-    exact, low, high, floor = set(), Fraction(0), None, Fraction(0)
+    low, high, floor = Fraction(0), None, Fraction(0)
     for kind, entry, leave, length in paths:
-        if kind == "cross" and entry == leave:
-            exact.add(entry * length)
-        elif kind == "cross":
-            low, high = max(low, min(entry, leave) * length), min(v for v in (high, max(entry, leave) * length) if v is not None)
+        if kind == "cross":
+            low = max(low, min(entry, leave) * length)
+            high = max(entry, leave) * length if high is None else min(high, max(entry, leave) * length)
         else:
             floor = max(floor, length * entry * leave / (entry + leave))
-    if len(exact) > 1:
-        return None
-    if exact:
-        (value,) = exact
-        fits = value >= floor and (high is None or low < value < high)
-        return value if fits else None
     if high is None:
         return 2 * floor
     low = max(low, floor)
-    return (low + high) / 2 if low < high else None
+    return (low + high) / 2 if low <= high else None
 
 
 def _turn(kind: str, entry: Fraction, leave: Fraction, length: Fraction, range_length: Fraction | None) -> Fraction:
