@@ -229,7 +229,7 @@ def end_options(fold: Folding, points: set) -> list:
     left = [None] if lo is None else ["flat", "through", "free"] if fold.level(lo) == fold.low else ["flat"]
     right = [None]
     if hi is not None:
-        right = ["flat", "through", "free"] if fold.level(hi) == _outward(fold) else ["flat"]
+        right = ["flat", "through", "free"] if fold.level(hi) == getattr(fold, _edge_of(fold, "right")) else ["flat"]
     dips = {edge for edge, value in (("low", fold.low), ("high", fold.high))
             if value is not None and any(fold.level(c) == value for c in points if c in fold.turning)}
     out = []
@@ -239,11 +239,6 @@ def end_options(fold: Folding, points: set) -> list:
             for extra in itertools.chain.from_iterable(itertools.combinations(sorted(dips - needed), k) for k in range(len(dips - needed) + 1)):
                 out.append(Ends(a, b, frozenset(needed | set(extra))))
     return out
-
-
-def _outward(fold: Folding):
-    """The edge of ℓ's image that ℓ moves toward at the right end of the domain."""
-    return fold.high if fold.level.slopes_at(fold.domain[1])[0] > 0 else fold.low
 
 
 def _edge_of(fold: Folding, side: str) -> str:
@@ -390,7 +385,8 @@ class _Shape:
         return tuple(out)
 
     def _end_sign(self, side: str) -> int:
-        return 1 if side == "left" or self.problem.fold.level.slopes_at(self.problem.fold.domain[1])[0] > 0 else -1
+        """The sign of g_1's slope past the ``side`` end: it goes on toward the edge it leaves through."""
+        return 1 if side == "left" or _edge_of(self.problem.fold, side) == "high" else -1
 
     def first_forms(self) -> list:
         """g_1's slopes left to right as linear forms, one per piece where the form changes."""
