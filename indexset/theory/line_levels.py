@@ -148,6 +148,8 @@ class TwoBlocks:
         Leaves left undecided.
     shared : int
         Levels where two plateau points could share an inserted range.
+    turning_points : int
+        F's turning points once its flat pieces are collapsed (the candidates for g_1's).
     """
 
     status: str
@@ -156,6 +158,7 @@ class TwoBlocks:
     leaves: int = 0
     undecided: int = 0
     shared: int = 0
+    turning_points: int = 0
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
     clock = clock or Budget.of()
     reduced, points = collapsed.reduced, set(collapsed.points())
     turns = turning_points(reduced)
-    tally = {"leaves": 0, "undecided": 0, "shared": 0}
+    tally = {"leaves": 0, "undecided": 0, "shared": 0, "turning_points": len(turns)}
     for size in range(min(n, len(turns)) + 1):
         for turning in itertools.combinations(turns, size):
             fold = level_map(reduced, turning, collapsed.domain)

@@ -44,8 +44,6 @@ from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels
 from indexset.theory.line import LineMap, balanced, bias_free_values, block_map, block_values, lift, lifted_width, line_map
-from indexset.theory.line_plateaus import collapse
-from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -149,7 +147,6 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
         decided = _two_blocks(target, n, clock, facts)
         if decided.status != UNKNOWN or clock.expired():
             return decided
-        facts["theorem_9_12"] = decided.reason
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
@@ -167,7 +164,7 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
-    open_case = (facts["theorem_9_12"] if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
+    open_case = (decided.reason if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
                  "MATH.md §9.5 decides")
     why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
@@ -175,8 +172,8 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
     """Theorem 9.12: two blocks; exact but for the leaves and the shared ranges it leaves undecided."""
-    turns = len(turning_points(collapse(target).reduced))
     found = line_levels.two_blocks(target, n, clock)
+    turns = found.turning_points
     facts.update(turning_points=turns, ratio_assignments=found.leaves)
     if found.status == line_levels.FOUND:
         facts.update(first_block_turning=[str(t) for t in found.turning])
@@ -268,22 +265,20 @@ def bias_free_pair(target: LineMap) -> tuple | None:
     zero, one = Fraction(0), Fraction(1)
     left, right = target.slopes_at(zero)
     candidates = [LineMap.of((), (one,), zero), LineMap.of((zero,), (one, zero), zero), LineMap.of((zero,), (zero, one), zero)]
-    if left * right > 0:
-        candidates.append(LineMap.of((zero,), (left / right, one), zero))
     positive = [t for t in target.breakpoints if t > 0]
     negative = [t for t in target.breakpoints if t < 0]
-    if len(positive) == len(negative) == 1:
-        candidates.append(LineMap.of((zero,), (positive[0] / negative[0], one), zero))
-    elif not positive and not negative and left * right < 0:
+    if left * right != 0:  # p = 1/r_0 when positive; the fold's p when F breaks nowhere off 0
         candidates.append(LineMap.of((zero,), (left / right, one), zero))
+    if len(positive) == len(negative) == 1:  # the fold's p when F breaks once on each side
+        candidates.append(LineMap.of((zero,), (positive[0] / negative[0], one), zero))
     for first in candidates:
         second = _second_on_image(target, first)
-        if second is not None and len(second.breakpoints) <= 1 and second.after(first) == target:
+        if len(second.breakpoints) <= 1 and second.after(first) == target:
             return first, second
     return None
 
 
-def _second_on_image(target: LineMap, first: LineMap) -> LineMap | None:
+def _second_on_image(target: LineMap, first: LineMap) -> LineMap:
     """g_2 = F ∘ g_1⁻¹ on g_1's image (g_1 breaking at most at 0, value 0 there), continued linearly past it."""
     if first.strictly_monotone():
         return target.after(first.inverse())

@@ -10,8 +10,8 @@ inside σ:
 2. on R (d = 1, ReLU, L ≥ 2) the decision of MATH.md §9.5
    (:mod:`indexset.theory.line_stacks`): a witness stack, checked by the
    exact region enumeration, or ``not_absorbable`` by Theorem 9.6 (the
-   composite strictly monotone), Theorem 9.12 (two blocks, the composite
-   flat at most on its end pieces) or Corollary 9.8 (width one); on R^d, for
+   composite strictly monotone), Theorem 9.12 (two blocks) or Corollary 9.8
+   (width one); on R^d, for
    stacks of blocks (φ_l(x_1), x_2, …, x_d), a lifted witness of the line
    (Proposition 9.10), checked the same way;
 3. the necessary conditions of MATH.md §9.2-9.3 (:mod:`indexset.theory.deep`):
@@ -221,7 +221,7 @@ def _check_class(candidate: Stack, target_class: str) -> None:
 
 
 def _on_the_line(stack: Stack, call: _Call, seed: int) -> Result | None:
-    """§9.5 on a ReLU stack on R, or Proposition 9.10 on one lifted from R (affine class): a checked witness, a proof, or None."""
+    """§9.5 on a ReLU stack on R (either class), or Proposition 9.10 on one lifted from R (affine only): a checked witness, a proof, or None."""
     stages, clock, target_class, stop = call.stages, call.clock, call.target_class, call.clock.stop
     if stack.d == 1:
         decide = line_stacks.decide if target_class == AFFINE else line_stacks.decide_bias_free
