@@ -81,6 +81,18 @@ def solve(first: list, second: list, n: int, size: int):
     return _both_full(_subset_forms(first), _subset_forms(second), size)
 
 
+def critical_ratios(first: list, second: list) -> set:
+    """Every q > 0 where, at u = (1, q), a jump or a subset form of either block vanishes (two variables; g_2's forms in 1/u)."""
+    out = set()
+    for forms, inverse in ((first, False), (second, True)):
+        jumps = [tuple(b - a for a, b in zip(left, right)) for left, right in itertools.pairwise(forms)]
+        for c0, c1 in [*jumps, *_subset_forms(forms)]:
+            root = (-c1 / c0 if c0 else None) if inverse else (-c0 / c1 if c1 else None)
+            if root is not None and root > 0:
+                out.add(root)
+    return out
+
+
 def _both_full(first: list, second: list, size: int):
     """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
     first = [a for a in first if not any(a) or _both_signs(a)]

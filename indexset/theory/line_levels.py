@@ -23,9 +23,10 @@ flat, or goes on into levels no other point reaches, where g_2 is flat, at
 its own slope or at a free one (:class:`Ends`, Lemma 9.16). Bounded flat
 pieces are collapsed first (:mod:`indexset.theory.line_plateaus`); each
 plateau point is flat in g_1, or passes through a range of levels
-inserted where g_2 is flat (Lemma 9.17). A range two plateau points would
-share ties their lengths by inequalities the search does not express: it
-counts such levels as undecided.
+inserted where g_2 is flat (Lemma 9.17). Plateau points sharing a range
+take paths of one kink each that fit one length, or paths of more kinks,
+at least one breakpoint of g_1 more; the search does not build the latter,
+so a leaf that needs them is open (Lemma 9.18).
 
 >>> from fractions import Fraction as Q
 >>> from indexset.theory.line import LineMap
@@ -47,7 +48,7 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
-from indexset.theory.line_balance import UNDECIDED, dedupe, solve
+from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
@@ -81,7 +82,7 @@ class Level:
 
     @property
     def shared(self) -> bool:
-        """Whether two plateau points could pass through one range inserted here (the case the search covers only in part)."""
+        """Whether two or more plateau points could pass through one range inserted here (Lemma 9.18)."""
         return not self.crossings and len(self.plateau_crossings) + len(self.plateau_turns) >= 2
 
     def counts(self, eta: Fraction | None, passing: tuple) -> tuple:
@@ -98,31 +99,54 @@ class Level:
         return first, 2
 
     def passings(self) -> list:
-        """Which plateau points may pass through a range inserted here: every crossing must; turns dip one or all.
-
-        With two or more passing, the range is shared and their paths must
-        fit one length: tried with one kink per crossing (Lemma 9.17),
-        which covers such witnesses only in part (:attr:`shared`).
-        """
+        """Which plateau points may pass through a range inserted here: every crossing must, and any set of the turns dips (Lemma 9.18)."""
         if self.crossings:
             return [()]
         crossing = tuple(c for _, _, c in self.plateau_crossings)
-        if crossing:
-            return [(), crossing]
-        turns = [(c,) for c in self.plateau_turns]
-        return [(), *turns, *([tuple(self.plateau_turns)] if len(turns) >= 2 else [])]
+        dips = itertools.chain.from_iterable(itertools.combinations(self.plateau_turns, k) for k in range(len(self.plateau_turns) + 1))
+        return [(), *(crossing + chosen for chosen in dips if crossing + chosen)]
 
     def choices(self) -> list:
-        """``(η, passing, g_1 count, g_2 count)``: special ratios, then the generic one (η None), cheapest first."""
+        """Every :class:`Choice` here: special ratios, then the generic one, per passing set; cheapest first."""
         out = []
         for passing in self.passings():
             special = {rho ** -d for rho, d in self.crossings} | {Fraction(1)}
             special |= {rho ** -d for rho, d, c in self.plateau_crossings if c in passing}
             if not passing and self.profile_ratio > 0:
                 special.add(self.profile_ratio)
-            out += [(eta, passing, *self.counts(eta, passing)) for eta in sorted(special)]
-            out.append((None, passing, *self.counts(None, passing)))
-        return sorted(out, key=lambda c: c[2] + c[3])
+            options = [Choice(eta, passing, *self.counts(eta, passing)) for eta in [*sorted(special), None]]
+            out += options
+            if self.plateau_crossings and len(passing) >= 2:
+                # Paths of more kinks through a shared range: at least one breakpoint of g_1 more (Lemma 9.18).
+                out += [Choice(c.eta, passing, c.first + 1, c.second, more_kinks=True) for c in options]
+        return sorted(out, key=lambda c: c.first + c.second)
+
+    def free_dips(self, passing: tuple) -> bool:
+        """Whether a turn left flat here could instead dip with two kinks into a range crossings pass (the same count, Lemma 9.18)."""
+        return bool(passing) and bool(self.plateau_crossings) and any(c not in passing for c in self.plateau_turns)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option at a level (Lemmas 9.14, 9.17, 9.18).
+
+    Attributes
+    ----------
+    eta : Fraction or None
+        h's ratio there (None: generic, a variable).
+    passing : tuple
+        The plateau points passing through a range of levels inserted there, where g_2 is flat.
+    first, second : int
+        The breakpoints g_1 and g_2 gain there (for ``more_kinks``, a lower bound for g_1).
+    more_kinks : bool
+        The shared range's paths are not all of one kink: a leaf that reaches it is open.
+    """
+
+    eta: Fraction | None
+    passing: tuple
+    first: int
+    second: int
+    more_kinks: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,10 +157,10 @@ class TwoBlocks:
     ----------
     status : str
         ``found`` (``maps`` is a witness), ``none`` (no witness exists:
-        Theorem 9.12), ``undecided`` (a leaf with two full blocks and two or
-        more free levels had no rational solution and no proof of none, or a
-        level where two plateau points could share an inserted range), or
-        ``stopped`` (the budget ran out).
+        Theorem 9.12), ``undecided`` (some leaf is open: two full blocks and
+        two or more free levels with no rational solution and no proof of
+        none, or a range shared by plateau points whose paths the search
+        does not build), or ``stopped`` (the budget ran out).
     maps : tuple or None
         ``(g_1, g_2)`` as LineMaps, g_2 ∘ g_1 = F, each a residual-free
         block of width n.
@@ -147,7 +171,7 @@ class TwoBlocks:
     undecided : int
         Leaves left undecided.
     shared : int
-        Levels where two plateau points could share an inserted range.
+        Leaves left open by a range that plateau points share (Lemma 9.18).
     turning_points : int
         F's turning points once its flat pieces are collapsed (the candidates for g_1's).
     """
@@ -212,12 +236,12 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
             if fold is None:
                 continue
             levels = levels_of(fold, points)
-            tally["shared"] += sum(level.shared for level in levels)
             for ends in end_options(fold, points):
                 search = _LevelSearch(_Problem(collapsed, target, fold, levels, ends), n, clock)
                 answer = search.run()
                 tally["leaves"] += search.leaves
                 tally["undecided"] += search.undecided
+                tally["shared"] += search.shared
                 if answer is not None:
                     return TwoBlocks(FOUND, answer, tuple(collapsed.expand(t) for t in turning), **tally)
                 if clock.expired():
@@ -320,8 +344,8 @@ class _LevelSearch:
         self.floor = [(0, 0)] * (len(self.options) + 1)
         for i in range(len(self.options) - 1, -1, -1):
             a, b = self.floor[i + 1]
-            self.floor[i] = (a + min(c[2] for c in self.options[i]), b + min(c[3] for c in self.options[i]))
-        self.leaves = self.undecided = 0
+            self.floor[i] = (a + min(c.first for c in self.options[i]), b + min(c.second for c in self.options[i]))
+        self.leaves = self.undecided = self.shared = 0
 
     def run(self) -> tuple | None:
         problem, ends = self.problem, self.problem.ends
@@ -335,20 +359,54 @@ class _LevelSearch:
         if i == len(self.options):
             self.leaves += 1
             return self._leaf(chosen)
-        for eta, passing, a, b in self.options[i]:
-            found = self._descend(i + 1, chosen + [(eta, passing)], first + a, second + b)
+        for choice in self.options[i]:
+            found = self._descend(i + 1, chosen + [choice], first + choice.first, second + choice.second)
             if found is not None:
                 return found
         return None
 
     def _leaf(self, chosen: list) -> tuple | None:
-        """The witness for this assignment, or None (after counting it undecided when that is what it is)."""
+        """The witness for this assignment, or None (after counting it open when that is what it is)."""
         shape = _Shape(self.problem, chosen)
-        values = solve(shape.first_forms(), shape.second_forms(), self.n, shape.size)
+        first, second = shape.first_forms(), shape.second_forms()
+        more_kinks = any(choice.more_kinks for choice in chosen)
+        if more_kinks and len(first) >= self.n:
+            # Two kinks would fill g_1, whose subset condition would then hold the free middle slope (Lemma 9.18).
+            self.shared += 1
+            return None
+        values = solve(first, second, self.n, shape.size)
         if values == UNDECIDED:
             self.undecided += 1
             return None
-        return None if values is None else shape.witness(values, self.n)
+        if values is None:
+            # A flat turn that could dip with two kinks changes g_1's slopes only where g_1 is full.
+            if len(first) - 1 == self.n and shape.free_dips(chosen):
+                self.shared += 1
+            return None
+        found = shape.witness(values, self.n, more_kinks)
+        if found is None and shape.size == 2:
+            found = self._slices(shape, first, second, more_kinks)
+        if found is None and (shape.size > 2 or more_kinks or (len(first) - 1 == self.n and shape.free_dips(chosen))):
+            self.shared += 1
+        return found
+
+    def _slices(self, shape: _Shape, first: list, second: list, more_kinks: bool) -> tuple | None:
+        """A shared range that misfits at the solver's u, with one variable q: every q where a condition or a fit can change (Lemma 9.18)."""
+        ends = [shape.plateau_ends((Fraction(1), Fraction(q))) for q in (1, 2)]
+        steady = [a for a, b in zip(*ends) if a == b]
+        moving = [a for a, b in zip(*ends) if a != b]
+        points = sorted(critical_ratios(first, second) | {a / b for a in steady for b in moving})
+        tried = [*points, *((a + b) / 2 for a, b in itertools.pairwise(points))]
+        tried += [points[0] / 2, points[-1] * 2] if points else [Fraction(1)]
+        for q in tried:
+            u = (Fraction(1), q)
+            first_at = dedupe([(sum(c * v for c, v in zip(form, u)),) for form in first])
+            second_at = dedupe([(sum(c / v for c, v in zip(form, u)),) for form in second])
+            if solve(first_at, second_at, self.n, 1) is not None:
+                found = shape.witness(u, self.n, more_kinks)
+                if found is not None:
+                    return found
+        return None
 
 
 class _Shape:
@@ -365,7 +423,8 @@ class _Shape:
         self.values = [level.value for level in problem.levels]
         coefficient, group, self.pieces = Fraction(1), 0, [(Fraction(1), 0)]
         self.passing, self.inserted = {}, []
-        for level, (eta, passing) in zip(problem.levels, chosen):
+        for level, choice in zip(problem.levels, chosen):
+            eta, passing = choice.eta, choice.passing
             if eta is None:
                 group += 1
             else:
@@ -434,23 +493,47 @@ class _Shape:
         entries += [(key, self._unit(0, Fraction(0))) for edge, key in (("low", (-1, 0)), ("high", (1, 0))) if edge in self.problem.ends.edges]
         return dedupe([form for _, form in sorted(entries, key=lambda e: e[0])])
 
-    def witness(self, u: tuple, n: int) -> tuple | None:
-        """(g_1, g_2) on the original line for positive values u, checked to compose to F and to be blocks; None if a shared range does not fit."""
+    def witness(self, u: tuple, n: int, more_kinks: bool = False) -> tuple | None:
+        """(g_1, g_2) on the original line for positive values u, checked to compose to F and to be blocks.
+
+        None if a shared range does not fit: with paths of one kink, or with
+        ``more_kinks`` paths of two within the breakpoints g_1 has to spare
+        below n (Lemma 9.18).
+        """
         problem = self.problem
-        fold, (lo, hi) = problem.fold, problem.fold.domain
-        slopes = [coefficient * u[group] for coefficient, group in self.pieces]
-        h = LineMap.of(self.values, slopes, self.values[0]) if self.values else LineMap.of((), (Fraction(1),), Fraction(0))
-        inner = h.after(fold.level)
-        first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)], lambda x: self._first_at(inner, x, u))
-        second = self._second(h)
+        first, second = self._collapsed_maps(u)
         if problem.collapsed.plateaus:
-            maps = uncollapse(problem.collapsed, first, second, self.passing)
-            if maps is None:  # the points sharing a range need lengths no one range has
+            spare = n - len(dedupe([(sum(c * v for c, v in zip(form, u)),) for form in self.first_forms()])) if more_kinks else 0
+            maps = uncollapse(problem.collapsed, first, second, self.passing, spare)
+            if maps is None:
                 return None
             first, second = maps
         if second.after(first) != problem.target or block_values(first, n) is None or block_values(second, n) is None:
             raise AssertionError("bug: a leaf of Theorem 9.12's search gave maps that are not two blocks composing to F")
         return first, second
+
+    def plateau_ends(self, u: tuple) -> list:
+        """The lengths where a passing plateau point's fit can change at u: |slope|·L at a crossing's two sides, a dip's depth."""
+        first, _ = self._collapsed_maps(u)
+        lengths = self.problem.collapsed.points()
+        out = []
+        for c, kind in sorted(self.passing.items()):
+            entry, leave = map(abs, first.slopes_at(c))
+            out += [entry * lengths[c].length, leave * lengths[c].length] if kind == "cross" else [lengths[c].length * entry * leave / (entry + leave)]
+        return out
+
+    def free_dips(self, chosen: list) -> bool:
+        """Whether some turn left flat could instead dip with two kinks into a range crossings pass (Lemma 9.18)."""
+        return any(level.free_dips(choice.passing) for level, choice in zip(self.problem.levels, chosen))
+
+    def _collapsed_maps(self, u: tuple) -> tuple:
+        """g̃_1 = h ∘ ℓ (with its ends as chosen) and g̃_2 = G ∘ h⁻¹ on the collapsed line, for positive values u."""
+        fold, (lo, hi) = self.problem.fold, self.problem.fold.domain
+        slopes = [coefficient * u[group] for coefficient, group in self.pieces]
+        h = LineMap.of(self.values, slopes, self.values[0]) if self.values else LineMap.of((), (Fraction(1),), Fraction(0))
+        inner = h.after(fold.level)
+        first = LineMap.sampled([*inner.breakpoints, *(t for t in (lo, hi) if t is not None)], lambda x: self._first_at(inner, x, u))
+        return first, self._second(h)
 
     def _first_at(self, inner: LineMap, x: Fraction, u: tuple) -> Fraction:
         """g̃_1 at a collapsed x: h ∘ ℓ on the domain; past a flat end constant, or on at its slope or at the free one."""

@@ -71,6 +71,26 @@ def flat_at_the_ends(target: LineMap) -> bool:
     return any(s == 0 for s in target.slopes) and all(s != 0 for s in inner) and any(s != 0 for s in target.slopes)
 
 
+def shared_flat(target: LineMap) -> bool:
+    """Two bounded flat pieces at one value: one range of levels where g_2 is flat could serve both (Lemma 9.18)."""
+    values = [target(target.breakpoints[i]) for i in range(1, len(target.slopes) - 1) if target.slopes[i] == 0]
+    return len(values) != len(set(values))
+
+
+def flat_range_map(rng, first: LineMap, n: int) -> LineMap:
+    """A second map flat on a bounded range of levels near one of g_1's kink values, with at most n − 1 breakpoints (so a block, Lemma 9.5)."""
+    values = sorted({first(t) for t in first.breakpoints})
+    centre = values[int(rng.integers(len(values)))] + Fraction(int(rng.integers(-2, 3)), 4)
+    radius = Fraction(int(rng.integers(1, 9)), 4)
+    points = [centre - radius, centre + radius]
+    slopes = [Fraction(int(v)) for v in rng.choice([-3, -2, -1, 1, 2, 3], 2)]
+    slopes.insert(1, Fraction(0))
+    if n >= 4 and rng.random() < 0.5:
+        points.append(points[-1] + Fraction(int(rng.integers(1, 5)), 2))
+        slopes.append(Fraction(int(rng.choice([-2, -1, 1, 2]))))
+    return LineMap.of(tuple(points), tuple(slopes), Fraction(int(rng.integers(-3, 4))))
+
+
 def check_pair(target: LineMap, pair: tuple, n: int) -> None:
     """The pair is two residual-free blocks of width n whose forward pass is F at every kink and between."""
     blocks = [block_instance(Instance(np.zeros((n, 1), dtype=np.int64), np.zeros((1, n), dtype=np.int64)), block_values(phi, n), "test")
@@ -124,6 +144,25 @@ def test_every_planted_pair_is_found(n, seed, shape):
     assert found >= 15 and (folded >= 1 or shape != "fold"), (found, folded)
 
 
+@pytest.mark.parametrize("n, seed", [(3, 71), (4, 72), (5, 73)])
+def test_planted_pairs_through_one_shared_range_are_found(n, seed):
+    """g_2 flat on a range of levels g_1 passes on two or more of F's flat pieces: a pair is always found, and holds up (Lemma 9.18)."""
+    rng = np.random.default_rng(seed)
+    found = 0
+    for _ in range(400):
+        first = composite([free_block(rng, n)])
+        if len({first(t) for t in first.breakpoints}) < 2:
+            continue
+        target = flat_range_map(rng, first, n).after(first)
+        if not shared_flat(target):
+            continue
+        answer = two_blocks(target, n)
+        assert answer.status == FOUND, target
+        check_pair(target, answer.maps, n)
+        found += 1
+    assert found >= 15, found
+
+
 # ================================================================ against Theorem 9.11 and Theorem 9.6
 def residual_pair(rng, n):
     """Two residual ReLU blocks on R with small integer weights and distinct kinks drawn from few values."""
@@ -167,12 +206,12 @@ def test_strictly_monotone_composites_agree_with_theorem_9_6():
 
 
 # ================================================================ negatives against brute force
-@pytest.mark.parametrize("n, shape", [(3, "fold"), (2, "ends"), (3, "ends"), (2, "inside"), (3, "inside")])
+@pytest.mark.parametrize("n, shape", [(3, "fold"), (2, "ends"), (3, "ends"), (2, "inside"), (3, "inside"), (3, "shared")])
 def test_negatives_hold_against_brute_force_over_small_first_blocks(n, shape):
     """Whenever the search says no pair exists, no first block with small weights, nor its mirror, admits a second."""
     rng = np.random.default_rng(43 + n)
     firsts = list(small_first_blocks(n, mirrored=True))
-    wanted = {"fold": folding_without_flat, "ends": flat_at_the_ends, "inside": flat_inside}[shape]
+    wanted = {"fold": folding_without_flat, "ends": flat_at_the_ends, "inside": flat_inside, "shared": shared_flat}[shape]
     negatives = 0
     for _ in range(3000):
         target = composite(residual_pair(rng, n))
