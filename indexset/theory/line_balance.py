@@ -93,6 +93,24 @@ def critical_ratios(first: list, second: list) -> set:
     return out
 
 
+def middle_slopes(jumps: list, last: Fraction, entry: Fraction, leave: Fraction) -> tuple:
+    """Lemma 9.5 for a full block whose other jumps are ``jumps`` (numbers), slope ``last`` at +∞, and two more breakpoints entry → s → leave.
+
+    Returns
+    -------
+    tuple
+        ``(free, values)``: whether some set of breakpoints balances for
+        every s (it holds both new ones or neither), and the s that balance
+        a set holding exactly one of them (s − entry, or leave − s).
+    """
+    free, values = False, set()
+    for choice in itertools.product((0, 1), repeat=len(jumps)):
+        rest = sum((jump for c, jump in zip(choice, jumps) if c), Fraction(0)) - last
+        free = free or rest == 0 or rest + leave - entry == 0
+        values |= {entry - rest, leave + rest}
+    return free, values
+
+
 def _both_full(first: list, second: list, size: int):
     """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
     first = [a for a in first if not any(a) or _both_signs(a)]

@@ -48,7 +48,7 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
-from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, solve
+from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, middle_slopes, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
@@ -121,9 +121,9 @@ class Level:
                 out += [Choice(c.eta, passing, c.first + 1, c.second, more_kinks=True) for c in options]
         return sorted(out, key=lambda c: c.first + c.second)
 
-    def free_dips(self, passing: tuple) -> bool:
-        """Whether a turn left flat here could instead dip with two kinks into a range crossings pass (the same count, Lemma 9.18)."""
-        return bool(passing) and bool(self.plateau_crossings) and any(c not in passing for c in self.plateau_turns)
+    def flat_turns(self, passing: tuple) -> tuple:
+        """The turns left flat beside a range crossings pass: each could dip with two kinks instead, at the same count (Lemma 9.18)."""
+        return tuple(c for c in self.plateau_turns if c not in passing) if passing and self.plateau_crossings else ()
 
 
 @dataclass(frozen=True)
@@ -370,25 +370,63 @@ class _LevelSearch:
         shape = _Shape(self.problem, chosen)
         first, second = shape.first_forms(), shape.second_forms()
         more_kinks = any(choice.more_kinks for choice in chosen)
-        if more_kinks and len(first) >= self.n:
-            # Two kinks would fill g_1, whose subset condition would then hold the free middle slope (Lemma 9.18).
-            self.shared += 1
-            return None
+        if more_kinks and len(first) == self.n:
+            # One more breakpoint fills g_1: one path of two kinks, its middle slope held by the subset condition.
+            return self._middle(shape, first, second, shape.kinked(chosen), exact=not shape.flat_turns(chosen))
         values = solve(first, second, self.n, shape.size)
         if values == UNDECIDED:
             self.undecided += 1
             return None
-        if values is None:
-            # A flat turn that could dip with two kinks changes g_1's slopes only where g_1 is full.
-            if len(first) - 1 == self.n and shape.free_dips(chosen):
-                self.shared += 1
-            return None
-        found = shape.witness(values, self.n, more_kinks)
-        if found is None and shape.size == 2:
+        found = None if values is None else shape.witness(values, self.n, more_kinks)
+        if found is None and values is not None and shape.size == 2:
             found = self._slices(shape, first, second, more_kinks)
-        if found is None and (shape.size > 2 or more_kinks or (len(first) - 1 == self.n and shape.free_dips(chosen))):
+        if found is None and values is not None and more_kinks and len(first) == self.n - 1:
+            # Two more breakpoints fill g_1: a straight crossing bent twice is one middle slope (two paths bent: left open).
+            return self._middle(shape, first, second, shape.kinked(chosen), exact=False, straight=True)
+        turns = shape.flat_turns(chosen) if len(first) - 1 == self.n else []
+        if found is None and turns:
+            # g_1 is full, so a flat turn dipping with two kinks instead changes its subset condition.
+            return self._middle(shape, first, second, turns, exact=len(turns) == 1)
+        if found is None and values is not None and (shape.size > 2 or more_kinks):
             self.shared += 1
         return found
+
+    def _middle(self, shape: _Shape, first: list, second: list, points: list, exact: bool, straight: bool = False) -> tuple | None:
+        """g_1 full with one path of two kinks, at one of ``points``: its middle slope from the subset condition (Lemma 9.18 (d)).
+
+        Searched with no variable left (else the leaf is open); ``exact``:
+        no other path could take a middle slope too, so no witness here
+        means none in this leaf. ``straight``: only crossings with equal
+        slopes either side, whose two kinks are both new.
+        """
+        u = (Fraction(1),)
+        if shape.size != 1 or solve([(Fraction(0),)], second, self.n, 1) is None:
+            self.shared += shape.size != 1
+            return None
+        collapsed_first, _ = shape._collapsed_maps(u)
+        slopes = [form[0] for form in first]
+        jumps = [b - a for a, b in itertools.pairwise(slopes)]
+        lengths = sorted(set(shape.plateau_ends(u)))
+        spans = [*lengths, *((a + b) / 2 for a, b in itertools.pairwise(lengths)), lengths[-1] + 1, lengths[0] / 2]
+        for c in points:
+            entry, leave = collapsed_first.slopes_at(c)
+            own = [leave - entry] if c in shape.passing else [-entry, leave]  # a crossing's kink or a dip's turn, or a flat turn's two breakpoints
+            if straight != (shape.passing.get(c) == "cross" and entry == leave):
+                continue  # a straight crossing takes two breakpoints more, any other path one
+            own = [] if straight else own
+            rest = list(jumps)
+            for jump in own:
+                rest.remove(jump)
+            free, values = middle_slopes(rest, slopes[-1], entry, leave)
+            length = shape.problem.collapsed.points()[c].length
+            if free:  # any middle balances: one reaching each candidate length (a dip: flat)
+                values |= {Fraction(0)} if c not in shape.passing or shape.passing[c] == "dip" else {span / length * (1 if entry > 0 else -1) for span in spans}
+            for middle in sorted(values - {entry, leave}):
+                found = shape.witness(u, self.n, middles={c: middle})
+                if found is not None:
+                    return found
+        self.shared += not exact
+        return None
 
     def _slices(self, shape: _Shape, first: list, second: list, more_kinks: bool) -> tuple | None:
         """A shared range that misfits at the solver's u, with one variable q: every q where a condition or a fit can change (Lemma 9.18)."""
@@ -493,18 +531,20 @@ class _Shape:
         entries += [(key, self._unit(0, Fraction(0))) for edge, key in (("low", (-1, 0)), ("high", (1, 0))) if edge in self.problem.ends.edges]
         return dedupe([form for _, form in sorted(entries, key=lambda e: e[0])])
 
-    def witness(self, u: tuple, n: int, more_kinks: bool = False) -> tuple | None:
+    def witness(self, u: tuple, n: int, more_kinks: bool = False, middles: dict | None = None) -> tuple | None:
         """(g_1, g_2) on the original line for positive values u, checked to compose to F and to be blocks.
 
         None if a shared range does not fit: with paths of one kink, or with
         ``more_kinks`` paths of two within the breakpoints g_1 has to spare
-        below n (Lemma 9.18).
+        below n, or with ``middles`` (plateau point → the fixed middle slope
+        of its path of two kinks; a flat turn there dips) (Lemma 9.18).
         """
         problem = self.problem
         first, second = self._collapsed_maps(u)
         if problem.collapsed.plateaus:
-            spare = n - len(dedupe([(sum(c * v for c, v in zip(form, u)),) for form in self.first_forms()])) if more_kinks else 0
-            maps = uncollapse(problem.collapsed, first, second, self.passing, spare)
+            spare = n - len(dedupe([(sum(c * v for c, v in zip(form, u)),) for form in self.first_forms()])) if more_kinks and not middles else 0
+            passing = {**{c: "dip" for c in middles or {}}, **self.passing}
+            maps = uncollapse(problem.collapsed, first, second, passing, spare, middles)
             if maps is None:
                 return None
             first, second = maps
@@ -522,9 +562,13 @@ class _Shape:
             out += [entry * lengths[c].length, leave * lengths[c].length] if kind == "cross" else [lengths[c].length * entry * leave / (entry + leave)]
         return out
 
-    def free_dips(self, chosen: list) -> bool:
-        """Whether some turn left flat could instead dip with two kinks into a range crossings pass (Lemma 9.18)."""
-        return any(level.free_dips(choice.passing) for level, choice in zip(self.problem.levels, chosen))
+    def flat_turns(self, chosen: list) -> list:
+        """The turns left flat that could instead dip with two kinks into a range crossings pass (Lemma 9.18)."""
+        return [c for level, choice in zip(self.problem.levels, chosen) for c in level.flat_turns(choice.passing)]
+
+    def kinked(self, chosen: list) -> list:
+        """The plateau points passing where ``more_kinks`` was chosen."""
+        return [c for choice in chosen if choice.more_kinks for c in choice.passing]
 
     def _collapsed_maps(self, u: tuple) -> tuple:
         """g̃_1 = h ∘ ℓ (with its ends as chosen) and g̃_2 = G ∘ h⁻¹ on the collapsed line, for positive values u."""

@@ -20,11 +20,11 @@ g_2 on the original line from the collapsed maps and those choices.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
 from indexset.theory.line import LineMap, preimages
+from indexset.theory.line_paths import Passage, fit_length
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def collapse(target: LineMap) -> Collapsed | None:
     return Collapsed(reduced, plateaus, domain)
 
 
-def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: dict, spare: int = 0) -> tuple | None:
+def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: dict, spare: int = 0, middles: dict | None = None) -> tuple | None:
     """g_1 and g_2 on the original line, from collapsed maps z = h ∘ ℓ (``first``) and G ∘ h⁻¹ (``second``).
 
     Parameters
@@ -120,27 +120,30 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
     spare : int
         Breakpoints g_1 may gain over the paths of one kink, where plateau
         points sharing a range need paths of two (Lemma 9.18).
+    middles : dict, optional
+        Plateau point → the middle slope of its path of two kinks, fixed.
 
     Returns
     -------
     tuple or None
         ``(g_1, g_2)`` as LineMaps on the original line and levels; None when
         the plateau points sharing one inserted range need lengths no single
-        range has within ``spare``.
+        range has within ``spare`` (and reached by every fixed middle).
     """
-    plateaus = collapsed.points()
+    plateaus, middles = collapsed.points(), middles or {}
+    passages = {c: Passage(kind, *first.slopes_at(c), plateaus[c].length, middles.get(c)) for c, kind in passing.items()}
     sharing = {}
     for c, kind in passing.items():
         if kind != "beyond":
             sharing.setdefault(first(c), []).append(c)
     inserted = {}  # collapsed level → the length of the range inserted there
     for level, points in sharing.items():
-        fitted = fit_length([(passing[c], *map(abs, first.slopes_at(c)), plateaus[c].length) for c in points], spare)
+        fitted = fit_length([passages[c] for c in points], spare)
         if fitted is None:
             return None
         inserted[level], extra = fitted
         spare -= extra
-    paths = {c: path(kind, *first.slopes_at(c), plateaus[c].length, inserted.get(first(c))) for c, kind in passing.items()}
+    paths = {c: passage.path(inserted.get(first(c))) for c, passage in passages.items()}
     levels = sorted(inserted)
 
     def below(w: Fraction, include: bool) -> Fraction:
@@ -158,106 +161,6 @@ def uncollapse(collapsed: Collapsed, first: LineMap, second: LineMap, passing: d
         candidates |= {collapsed.expand(x) for x in preimages(first, y)}
     g1 = LineMap.sampled(sorted(candidates), at)
     return g1, _second_map(second, inserted, levels, below)
-
-
-@dataclass(frozen=True)
-class Path:
-    """g_1 on a plateau that passes, from its start: ``pieces`` of (duration, slope), the durations summing to its length."""
-
-    pieces: tuple
-
-    def kinks(self) -> list:
-        """The times where the slope changes (piece ends before the last)."""
-        out, t = [], Fraction(0)
-        for duration, _ in self.pieces[:-1]:
-            t += duration
-            out.append(t)
-        return out
-
-    def value(self, t: Fraction) -> Fraction:
-        """How far g_1 has moved t after the plateau's start."""
-        out = Fraction(0)
-        for duration, slope in self.pieces:
-            step = min(duration, t)
-            out, t = out + slope * step, t - step
-            if t <= 0:
-                break
-        return out
-
-
-def path(kind: str, entry: Fraction, leave: Fraction, length: Fraction, range_length: Fraction | None) -> Path:
-    """The path of Lemmas 9.17 and 9.18 for a plateau of ``length`` between slopes ``entry`` and ``leave``.
-
-    One kink (or turn) when it fits ``range_length`` (None: a dip beyond an
-    edge, any depth fits); otherwise two, with a middle slope chosen so the
-    crossing covers the range exactly, or a flat middle so the dip stays
-    inside it.
-    """
-    into, out = abs(entry), abs(leave)
-    pieces = _one_kink(kind, entry, leave, length, range_length) if _fits(kind, into, out, length, range_length) else None
-    if pieces is None and kind == "cross":
-        tau = min(length / 4, range_length / (2 * (into + out)))
-        middle = length - 2 * tau
-        sign = 1 if entry > 0 else -1
-        pieces = ((tau, entry), (middle, sign * (range_length - (into + out) * tau) / middle), (tau, leave))
-    elif pieces is None:
-        depth = range_length / 2
-        pieces = ((depth / into, entry), (length - depth / into - depth / out, Fraction(0)), (depth / out, leave))
-    return Path(tuple(piece for piece in pieces if piece[0] > 0))
-
-
-def _one_kink(kind: str, entry: Fraction, leave: Fraction, length: Fraction, range_length: Fraction | None) -> tuple:
-    into, out = abs(entry), abs(leave)
-    if kind == "cross":
-        if into == out:
-            return ((length, entry),)
-        turn = (range_length - out * length) / (into - out)
-        return ((turn, entry), (length - turn, leave))
-    turn = length * out / (into + out)
-    return ((turn, entry), (length - turn, leave))
-
-
-def _fits(kind: str, entry: Fraction, leave: Fraction, length: Fraction, range_length: Fraction | None) -> bool:
-    """Whether a path of one kink (or turn) with these |slopes| fits a range of this length (None: unbounded)."""
-    if range_length is None:
-        return True
-    if kind == "cross":
-        return min(entry, leave) * length <= range_length <= max(entry, leave) * length
-    return range_length >= length * entry * leave / (entry + leave)
-
-
-def fit_length(paths: list, spare: int = 0) -> tuple | None:
-    """A length for a range that paths ``(kind, |entry|, |leave|, plateau length)`` share, and the breakpoints g_1 gains for it.
-
-    A crossing with one change of slope covers from |entry|·L to |leave|·L
-    (exactly |entry|·L when the two are equal), a dip of one turn needs at
-    least L·|entry|·|leave|/(|entry| + |leave|); a path that does not fit
-    takes two kinks, one breakpoint more (two for a straight crossing). The
-    fewest extra breakpoints change only at those ends, so the ends and the
-    points between them are tried (Lemma 9.18).
-
-    Returns
-    -------
-    tuple or None
-        ``(length, extra)`` with the fewest extra breakpoints, or None when that exceeds ``spare``.
-
-    >>> from fractions import Fraction as Q
-    >>> fit_length([("cross", Q(1), Q(2), Q(1)), ("cross", Q(3), Q(4), Q(1))])   # [1, 2] and [3, 4]: no one length
-    >>> fit_length([("cross", Q(1), Q(2), Q(1)), ("cross", Q(3), Q(4), Q(1))], spare=1)
-    (Fraction(1, 1), 1)
-    """
-    ends = set()
-    for kind, entry, leave, length in paths:
-        ends |= {min(entry, leave) * length, max(entry, leave) * length} if kind == "cross" else {length * entry * leave / (entry + leave)}
-    ends = sorted(ends)
-    tried = [*ends, *((a + b) / 2 for a, b in itertools.pairwise(ends)), ends[-1] + 1]
-
-    def extra(range_length):
-        return sum(0 if _fits(kind, into, out, length, range_length) else 2 if kind == "cross" and into == out else 1
-                   for kind, into, out, length in paths)
-
-    best = min(tried, key=lambda v: (extra(v), v))
-    return (best, extra(best)) if extra(best) <= spare else None
 
 
 def _first_value(collapsed: Collapsed, first: LineMap, x: Fraction, paths: dict, below) -> Fraction:

@@ -195,8 +195,8 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
         parts.append(f"{found.undecided} ratio assignments have both blocks with n = {n} breakpoints and two or more free level "
                      "ratios, with no rational solution found and none ruled out")
     if found.shared:
-        parts.append(f"{found.shared} levels have two of F's flat pieces that could pass through one range of levels where "
-                     "g_2 is flat, whose shared length the search does not model")
+        parts.append(f"{found.shared} ratio assignments have flat pieces of F sharing one range of levels where g_2 is flat, "
+                     "with paths the search does not decide (two or more bent at once, or two or more free level ratios; Lemma 9.18)")
     return LineVerdict(UNKNOWN, "Theorem 9.12's search found no witness, but " + "; and ".join(parts), facts=facts)
 
 
