@@ -27,6 +27,11 @@ def dedupe(forms: list) -> list:
     return out
 
 
+def forms_at(forms: list, u: tuple, inverse: bool = False) -> list:
+    """The forms' values at u (at 1/u with ``inverse``, g_2's), as one-variable forms, equal neighbours kept once."""
+    return dedupe([(sum(c / v if inverse else c * v for c, v in zip(form, u)),) for form in forms])
+
+
 def _subset_forms(forms: list) -> list:
     """For a block with slopes ``forms``: Σ_{j∈P} jump_j − last slope, for every subset P of its breakpoints."""
     jumps = [tuple(b - a for a, b in zip(left, right)) for left, right in itertools.pairwise(forms)]

@@ -48,7 +48,7 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
-from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, middle_slopes, solve
+from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, forms_at, middle_slopes, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
@@ -79,11 +79,6 @@ class Level:
     profile_ratio: Fraction
     plateau_crossings: tuple = ()
     plateau_turns: tuple = ()
-
-    @property
-    def shared(self) -> bool:
-        """Whether two or more plateau points could pass through one range inserted here (Lemma 9.18)."""
-        return not self.crossings and len(self.plateau_crossings) + len(self.plateau_turns) >= 2
 
     def counts(self, eta: Fraction | None, passing: tuple) -> tuple:
         """Breakpoints of g_1 and of g_2 at this level for ratio η (None: generic) and the plateau points passing (() for none)."""
@@ -403,7 +398,7 @@ class _LevelSearch:
         if shape.size != 1 or solve([(Fraction(0),)], second, self.n, 1) is None:
             self.shared += shape.size != 1
             return None
-        collapsed_first, _ = shape._collapsed_maps(u)
+        collapsed_first, _ = shape.collapsed_maps(u)
         slopes = [form[0] for form in first]
         jumps = [b - a for a, b in itertools.pairwise(slopes)]
         lengths = sorted(set(shape.plateau_ends(u)))
@@ -438,9 +433,7 @@ class _LevelSearch:
         tried += [points[0] / 2, points[-1] * 2] if points else [Fraction(1)]
         for q in tried:
             u = (Fraction(1), q)
-            first_at = dedupe([(sum(c * v for c, v in zip(form, u)),) for form in first])
-            second_at = dedupe([(sum(c / v for c, v in zip(form, u)),) for form in second])
-            if solve(first_at, second_at, self.n, 1) is not None:
+            if solve(forms_at(first, u), forms_at(second, u, inverse=True), self.n, 1) is not None:
                 found = shape.witness(u, self.n, more_kinks)
                 if found is not None:
                     return found
@@ -540,9 +533,9 @@ class _Shape:
         of its path of two kinks; a flat turn there dips) (Lemma 9.18).
         """
         problem = self.problem
-        first, second = self._collapsed_maps(u)
+        first, second = self.collapsed_maps(u)
         if problem.collapsed.plateaus:
-            spare = n - len(dedupe([(sum(c * v for c, v in zip(form, u)),) for form in self.first_forms()])) if more_kinks and not middles else 0
+            spare = n - len(forms_at(self.first_forms(), u)) if more_kinks and not middles else 0
             passing = {**{c: "dip" for c in middles or {}}, **self.passing}
             maps = uncollapse(problem.collapsed, first, second, passing, spare, middles)
             if maps is None:
@@ -554,7 +547,7 @@ class _Shape:
 
     def plateau_ends(self, u: tuple) -> list:
         """The lengths where a passing plateau point's fit can change at u: |slope|·L at a crossing's two sides, a dip's depth."""
-        first, _ = self._collapsed_maps(u)
+        first, _ = self.collapsed_maps(u)
         lengths = self.problem.collapsed.points()
         out = []
         for c, kind in sorted(self.passing.items()):
@@ -570,7 +563,7 @@ class _Shape:
         """The plateau points passing where ``more_kinks`` was chosen."""
         return [c for choice in chosen if choice.more_kinks for c in choice.passing]
 
-    def _collapsed_maps(self, u: tuple) -> tuple:
+    def collapsed_maps(self, u: tuple) -> tuple:
         """g̃_1 = h ∘ ℓ (with its ends as chosen) and g̃_2 = G ∘ h⁻¹ on the collapsed line, for positive values u."""
         fold, (lo, hi) = self.problem.fold, self.problem.fold.domain
         slopes = [coefficient * u[group] for coefficient, group in self.pieces]
