@@ -115,7 +115,8 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return _folding(stack, target, n, clock, facts)
     search = _Search(target.ratios(), layers, n, clock)
     split = search.without_sharing()
-    if split is None and m >= 2 * n - 1 and not clock.expired():
+    # A shared breakpoint makes m + 1 incidences, which L blocks of n hold only when m ≤ L·n − 1.
+    if split is None and 2 * n - 1 <= m <= layers * n - 1 and not clock.expired():
         split = search.shared()
     facts["balanced_checks"] = len(search.memo)
     if split is not None:
@@ -384,6 +385,7 @@ class _Search:
     def __init__(self, ratios, layers: int, n: int, clock: Budget) -> None:
         self.ratios, self.layers, self.n, self.clock = tuple(ratios), layers, n, clock
         self.memo: dict = {}
+        self.admissible_memo: dict = {}
 
     def is_balanced(self, members: tuple) -> bool:
         if members not in self.memo:
@@ -456,7 +458,7 @@ class _Search:
     def _shared_with_room(self, c: int, first: tuple, rest: list) -> list | None:
         """The full block ``first`` + c at a ratio q ≠ r_c that balances it; c's other factor r_c/q in a block with room."""
         members = tuple(sorted((*first, c)))
-        ratios = _admissible([self.ratios[j] for j in members], members.index(c))
+        ratios = self.admissible(members, c)
         q = Fraction(2) * self.ratios[c] if ratios is None else next((p for p in sorted(ratios) if p != self.ratios[c]), None)
         if q is None or self.clock.expired():
             return None
@@ -468,6 +470,13 @@ class _Search:
         layers += [self._layer(g, c, self.ratios[c] / q) if i == roomy else self._layer(g) for i, g in enumerate(groups)]
         return layers
 
+    def admissible(self, members: tuple, c: int) -> set | None:
+        """``_admissible`` of the set ``members`` with the ratio q at its breakpoint c, kept: the shared search asks each set many times."""
+        key = (members, c)
+        if key not in self.admissible_memo:
+            self.admissible_memo[key] = _admissible([self.ratios[j] for j in members], members.index(c))
+        return self.admissible_memo[key]
+
     def _layer(self, members, shared: int | None = None, ratio: Fraction | None = None) -> list:
         """One block's ratios: F's at ``members``, ``ratio`` at the shared breakpoint, 1 elsewhere."""
         return [ratio if j == shared else (self.ratios[j] if j in members else Fraction(1)) for j in range(len(self.ratios))]
@@ -475,8 +484,7 @@ class _Search:
     def _common_ratio(self, first: tuple, second: tuple, c: int) -> Fraction | None:
         """A q > 0 with ``first`` balanced at ratio q at c and ``second`` at r_c/q, or None."""
         r_c = self.ratios[c]
-        ones = _admissible([self.ratios[j] for j in first], first.index(c))
-        twos = _admissible([self.ratios[j] for j in second], second.index(c))
+        ones, twos = self.admissible(first, c), self.admissible(second, c)
         # q = 1 (c only in the second block) and q = r_c (only in the first) need nothing of the block that lost it.
         ones = None if ones is None else ones | {Fraction(1)}
         twos = None if twos is None else {r_c / p for p in twos} | {r_c}
@@ -498,12 +506,13 @@ def _admissible(ratios: list, at: int) -> set | None:
     for i, r in enumerate(ratios):
         a, b = slopes[-1]
         slopes.append((Fraction(0), a) if i == at else (a * r, b * r))
-    jumps = [(c - a, d - b) for (a, b), (c, d) in itertools.pairwise(slopes)]
     last = slopes[-1]
+    # The sums over every subset P of the jumps, built one jump at a time (equal sums kept once).
+    sums = {(-last[0], -last[1])}
+    for (a, b), (c, d) in itertools.pairwise(slopes):
+        sums |= {(alpha + c - a, beta + d - b) for alpha, beta in sums}
     out = set()
-    for choice in itertools.product((0, 1), repeat=len(jumps)):
-        alpha = sum((j[0] for j, x in zip(jumps, choice) if x), Fraction(0)) - last[0]
-        beta = sum((j[1] for j, x in zip(jumps, choice) if x), Fraction(0)) - last[1]
+    for alpha, beta in sums:
         if beta == 0:
             if alpha == 0:
                 return None
