@@ -73,9 +73,7 @@ def solve(first: list, second: list, n: int, size: int):
     if not any(full):
         return ones
     if size == 1:
-        ok = all(not f or balanced([b[0] - a[0] for a, b in itertools.pairwise(forms)], forms[-1][0]) is not None
-                 for f, forms in zip(full, (first, second)))
-        return ones if ok else None
+        return ones if fits_alone(first, n) and fits_alone(second, n) else None
     if full[0] != full[1]:
         forms = first if full[0] else second
         for form in _subset_forms(forms):
@@ -84,6 +82,13 @@ def solve(first: list, second: list, n: int, size: int):
                 return u if full[0] else tuple(1 / v for v in u)
         return None
     return _both_full(_subset_forms(first), _subset_forms(second), size)
+
+
+def fits_alone(forms: list, n: int) -> bool:
+    """Whether one block of these forms, with no variable left, is a block of width n: fewer than n breakpoints, or n and balanced."""
+    if len(forms) - 1 != n:
+        return len(forms) - 1 < n
+    return balanced([b[0] - a[0] for a, b in itertools.pairwise(forms)], forms[-1][0]) is not None
 
 
 def critical_ratios(first: list, second: list) -> set:

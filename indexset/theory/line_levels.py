@@ -48,7 +48,7 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
-from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, forms_at, middle_slopes, solve
+from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, fits_alone, forms_at, middle_slopes, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
@@ -395,7 +395,7 @@ class _LevelSearch:
         slopes either side, whose two kinks are both new.
         """
         u = (Fraction(1),)
-        if shape.size != 1 or solve([(Fraction(0),)], second, self.n, 1) is None:
+        if shape.size != 1 or not fits_alone(second, self.n):
             self.shared += shape.size != 1
             return None
         collapsed_first, _ = shape.collapsed_maps(u)
