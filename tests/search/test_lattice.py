@@ -50,6 +50,31 @@ def has_solution(system) -> bool:
     return bool(np.isin(codes(t - sums(M[:, half:])), codes(sums(M[:, :half]))).any())
 
 
+def every_solution_by_meeting(system) -> list:
+    """Every 0/1 solution, by meeting the two halves' sums (no engine involved; n ≤ 40, sums below 2^16)."""
+    M, t = system.M.astype(np.int64), system.t.astype(np.int64)
+    half = M.shape[1] // 2
+
+    def sums(columns):
+        masks = np.arange(1 << len(columns), dtype=np.int64)
+        return masks, ((masks[:, None] >> np.arange(len(columns))) & 1) @ M[:, columns].T
+
+    def codes(values):
+        assert np.abs(values).max() < 1 << 16
+        return ((values + (1 << 16)) << (17 * np.arange(values.shape[1]))).sum(axis=1)
+
+    left, left_sums = sums(list(range(half)))
+    right, right_sums = sums(list(range(half, M.shape[1])))
+    order = np.argsort(codes(left_sums))
+    keys, wanted = codes(left_sums)[order], codes(t - right_sums)
+    low, high = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
+    found = []
+    for j in np.nonzero(high > low)[0]:
+        for i in order[low[j]:high[j]]:
+            found.append([b for b in range(half) if left[i] >> b & 1] + [half + b for b in range(M.shape[1] - half) if right[j] >> b & 1])
+    return sorted(found)
+
+
 WALKS = {"breadth-first": NUMPY_WALK, "kernel": KERNEL_WALK}
 NUMPY_FIRST = replace(DEFAULT, numpy_walks_once_loaded=True)  # the default NumPy walks, whether an earlier test loaded the kernels or not
 """The tuning under which every small tree is walked by each walk: NumPy breadth-first, or the Numba kernel."""
@@ -212,6 +237,16 @@ def star_system_from(up, down, t_scale):
     M = np.array([[int(down[a, i]) * int(up[i, b]) for i in range(n)] for a in range(d) for b in range(d)], dtype=object)
     t = np.array([-int(t_scale) if a == b else 0 for a in range(d) for b in range(d)], dtype=object)
     return System(M, t, None, [])
+
+
+@pytest.mark.slow
+def test_a_stalled_walk_restarts_on_the_stronger_basis_and_counts_the_same():
+    """No subtree finished at the first check: the rung's basis is reduced and (gain required: none) the walk restarts on it."""
+    system = random_system(np.random.default_rng(0), 3, 40, 0, 100, planted=True)
+    stalled = replace(KERNEL_WALK, rung_stalled_seconds=1e-9, rung_gain=float("-inf"), rung_block=30, subtrees_per_worker=1)
+    result = all_solutions(system, workers=2, tuning=stalled)
+    assert result.stages["rung"]["restarted"]
+    assert sorted(result.solutions) == every_solution_by_meeting(system)
 
 
 @pytest.mark.slow

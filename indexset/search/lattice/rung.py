@@ -4,7 +4,8 @@ Knuth's estimate of a tree is unbiased but heavy-tailed: on some trees it
 falls short by an order of magnitude, and the candidate bases, bought by
 the estimate, stay few. When the complete walk has run ``rung_after``
 times its predicted time and has finished fewer than ``rung_progress`` of
-its subtrees (so that much of it is still ahead), one more basis, the
+its subtrees (so that much of it is still ahead), or has run
+``rung_stalled_seconds`` without finishing any subtree, one more basis, the
 default input order reduced with BKZ block ``rung_block``, is reduced in
 a thread beside the walk, within ``rung_max_share`` of the walk's time so far; if the Gaussian heuristic scores it
 ``rung_gain`` higher than the walked basis (a tree e^gain times smaller),
@@ -54,9 +55,12 @@ class Rung:
         """The check a walk's driving loop calls now and then: starts the reduction once the walk is due."""
 
         def check() -> None:
-            ahead = run.subtrees_done < self.job.tuning.rung_progress * max(1, run.subtrees)
+            tuning = self.job.tuning
+            ahead = run.subtrees_done < tuning.rung_progress * max(1, run.subtrees)
             walked = time.perf_counter() - began
-            if self.usable and self.thread is None and walked > self.due and ahead:
+            # No subtree finished at all: the first few are each far past their share of the prediction.
+            stalled = 0 < tuning.rung_stalled_seconds < walked and run.subtrees_done == 0 and run.subtrees > 1
+            if self.usable and self.thread is None and (walked > self.due and ahead or stalled):
                 self.thread = threading.Thread(target=self._reduce, args=(run, walked), name="indexset-rung")
                 self.thread.start()
 

@@ -75,6 +75,7 @@ class LatticeTuning:
     rung_min_seconds: float = 1.0  # ... and at least this many seconds, when it has finished fewer than ...
     rung_progress: float = 0.25  # ... this share of its subtrees; its BKZ may take at most ...
     rung_max_share: float = 0.25  # ... this share of the walk's time until then (a core taken from the walk);
+    rung_stalled_seconds: float = 1.0  # it is reduced too once a shared walk has run this long without finishing any subtree (0: never).
     rung_gain: float = 2.0  # the walk restarts on it when its profile score is this much higher (a tree predicted e² times smaller).
     # The kernel's walk.
     single_precision: bool = True  # W in float32 where its error bound allows (exact leaf tests; margins that cover it, MATH.md §6.1).
