@@ -60,7 +60,7 @@ class Rung:
             walked = time.perf_counter() - began
             # No subtree finished at all: the first few are each far past their share of the prediction.
             stalled = 0 < tuning.rung_stalled_seconds < walked and run.subtrees_done == 0 and run.subtrees > 1
-            if self.usable and self.thread is None and (walked > self.due and ahead or stalled):
+            if self.usable and self.thread is None and ((walked > self.due and ahead) or stalled):
                 self.thread = threading.Thread(target=self._reduce, args=(run, walked), name="indexset-rung")
                 self.thread.start()
 
