@@ -33,40 +33,37 @@ def planted_system(rng, m, n, low, high, size):
     return plain_system(A, A @ z), support
 
 
+def _half_sums(M, columns) -> tuple:
+    """Every 0/1 choice of ``columns`` as a bit mask, and its row sums."""
+    masks = np.arange(1 << len(columns), dtype=np.int64)
+    bits = ((masks[:, None] >> np.arange(len(columns))) & 1).astype(np.int8)  # 2^20 rows: int8 keeps them small
+    return masks, bits @ M[:, columns].T
+
+
+def _sum_codes(values):
+    """Each vector of row sums as one int64: a field of 63 // m bits per row, exact while every |sum| is below half a field."""
+    width = 63 // values.shape[1]
+    assert np.abs(values).max() < 1 << (width - 1)
+    return ((values + (1 << (width - 1))) << (width * np.arange(values.shape[1]))).sum(axis=1)
+
+
 def has_solution(system) -> bool:
-    """Whether some 0/1 z solves the system, by meet in the middle (no engine involved; sums below 2^14, m ≤ 4)."""
+    """Whether some 0/1 z solves the system, by meet in the middle (no engine involved; sums within :func:`_sum_codes`' fields)."""
     M, t = system.M.astype(np.int64), system.t.astype(np.int64)
-
-    def sums(part):
-        masks = np.arange(1 << part.shape[1], dtype=np.int64)
-        bits = ((masks[:, None] >> np.arange(part.shape[1])) & 1).astype(np.int8)
-        return bits @ part.T
-
-    def codes(values):  # each row sum in (−2^14, 2^14): one int64 per vector
-        assert np.abs(values).max() < 1 << 14 and values.shape[1] <= 4
-        return ((values + (1 << 14)) << (15 * np.arange(values.shape[1]))).sum(axis=1)
-
     half = M.shape[1] // 2
-    return bool(np.isin(codes(t - sums(M[:, half:])), codes(sums(M[:, :half]))).any())
+    _, left = _half_sums(M, list(range(half)))
+    _, right = _half_sums(M, list(range(half, M.shape[1])))
+    return bool(np.isin(_sum_codes(t - right), _sum_codes(left)).any())
 
 
 def every_solution_by_meeting(system) -> list:
-    """Every 0/1 solution, by meeting the two halves' sums (no engine involved; n ≤ 40, sums below 2^16)."""
+    """Every 0/1 solution, by meeting the two halves' sums (no engine involved; n ≤ 40)."""
     M, t = system.M.astype(np.int64), system.t.astype(np.int64)
     half = M.shape[1] // 2
-
-    def sums(columns):
-        masks = np.arange(1 << len(columns), dtype=np.int64)
-        return masks, ((masks[:, None] >> np.arange(len(columns))) & 1) @ M[:, columns].T
-
-    def codes(values):
-        assert np.abs(values).max() < 1 << 16
-        return ((values + (1 << 16)) << (17 * np.arange(values.shape[1]))).sum(axis=1)
-
-    left, left_sums = sums(list(range(half)))
-    right, right_sums = sums(list(range(half, M.shape[1])))
-    order = np.argsort(codes(left_sums))
-    keys, wanted = codes(left_sums)[order], codes(t - right_sums)
+    left, left_sums = _half_sums(M, list(range(half)))
+    right, right_sums = _half_sums(M, list(range(half, M.shape[1])))
+    order = np.argsort(_sum_codes(left_sums))
+    keys, wanted = _sum_codes(left_sums)[order], _sum_codes(t - right_sums)
     low, high = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
     found = []
     for j in np.nonzero(high > low)[0]:
