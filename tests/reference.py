@@ -120,18 +120,25 @@ def determinant(matrix) -> Fraction:
 
 
 def mitm_solutions(instance, max_width=40):
-    """Every S satisfying (★) exactly, by meet in the middle over 2^(n/2) halves.
+    """Every S satisfying (★) exactly, by meet in the middle over 2^(n/2) halves (:func:`mitm_system_solutions`)."""
+    assert instance.n <= max_width, f"meet in the middle is for n ≤ {max_width}"
+    P, q = integer_system(instance)
+    bound = max([abs(v) for row in P for v in row] + [abs(v) for v in q] + [1])  # before int64: Python ints may not fit
+    assert bound * (instance.n + 2) < 2**62, "coefficients too large for the int64 meet in the middle"
+    return mitm_system_solutions(np.array(P, dtype=np.int64).reshape(len(P), instance.n), np.array(q, dtype=np.int64), max_width)
+
+
+def mitm_system_solutions(M, t, max_width=40):
+    """Every 0/1 z with ``M z = t`` as its support, by meet in the middle over 2^(n/2) halves.
 
     Sums of the left and right halves are hashed with a random linear map
-    mod 2^64 (collisions are filtered by an exact check with Python ints).
+    mod 2^64 (collisions are filtered by an exact check).
     """
-    n = instance.n
+    M, t = np.asarray(M, dtype=np.int64), np.asarray(t, dtype=np.int64)
+    n = M.shape[1]
     assert n <= max_width, f"meet in the middle is for n ≤ {max_width}"
-    P, q = integer_system(instance)
-    bound = max([abs(v) for row in P for v in row] + [abs(v) for v in q] + [1])
+    bound = int(max(np.abs(M).max(initial=0), np.abs(t).max(initial=0), 1))
     assert bound * (n + 2) < 2**62, "coefficients too large for the int64 meet in the middle"
-    M = np.array(P, dtype=np.int64).reshape(len(P), n)
-    t = np.array(q, dtype=np.int64)
     half = n // 2
 
     def sums(columns):

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from reference import mitm_system_solutions
 from systems import random_system, star_system
 from tunings import KERNEL_WALK, NUMPY_WALK
 
@@ -33,11 +34,11 @@ def planted_system(rng, m, n, low, high, size):
     return plain_system(A, A @ z), support
 
 
-def _half_sums(M, columns) -> tuple:
-    """Every 0/1 choice of ``columns`` as a bit mask, and its row sums."""
+def _half_sums(M, columns):
+    """The row sums of every 0/1 choice of ``columns``, one row per choice (its bit mask as the row index)."""
     masks = np.arange(1 << len(columns), dtype=np.int64)
     bits = ((masks[:, None] >> np.arange(len(columns))) & 1).astype(np.int8)  # 2^20 rows: int8 keeps them small
-    return masks, bits @ M[:, columns].T
+    return bits @ M[:, columns].T
 
 
 def _sum_codes(values):
@@ -51,25 +52,9 @@ def has_solution(system) -> bool:
     """Whether some 0/1 z solves the system, by meet in the middle (no engine involved; sums within :func:`_sum_codes`' fields)."""
     M, t = system.M.astype(np.int64), system.t.astype(np.int64)
     half = M.shape[1] // 2
-    _, left = _half_sums(M, list(range(half)))
-    _, right = _half_sums(M, list(range(half, M.shape[1])))
+    left = _half_sums(M, list(range(half)))
+    right = _half_sums(M, list(range(half, M.shape[1])))
     return bool(np.isin(_sum_codes(t - right), _sum_codes(left)).any())
-
-
-def every_solution_by_meeting(system) -> list:
-    """Every 0/1 solution, by meeting the two halves' sums (no engine involved; n ≤ 40)."""
-    M, t = system.M.astype(np.int64), system.t.astype(np.int64)
-    half = M.shape[1] // 2
-    left, left_sums = _half_sums(M, list(range(half)))
-    right, right_sums = _half_sums(M, list(range(half, M.shape[1])))
-    order = np.argsort(_sum_codes(left_sums))
-    keys, wanted = _sum_codes(left_sums)[order], _sum_codes(t - right_sums)
-    low, high = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
-    found = []
-    for j in np.nonzero(high > low)[0]:
-        for i in order[low[j]:high[j]]:
-            found.append([b for b in range(half) if left[i] >> b & 1] + [half + b for b in range(M.shape[1] - half) if right[j] >> b & 1])
-    return sorted(found)
 
 
 WALKS = {"breadth-first": NUMPY_WALK, "kernel": KERNEL_WALK}
@@ -243,7 +228,7 @@ def test_a_stalled_walk_restarts_on_the_stronger_basis_and_counts_the_same():
     stalled = replace(KERNEL_WALK, rung_stalled_seconds=1e-9, rung_gain=float("-inf"), rung_block=30, subtrees_per_worker=1)
     result = all_solutions(system, workers=2, tuning=stalled)
     assert result.stages["rung"]["restarted"]
-    assert sorted(result.solutions) == every_solution_by_meeting(system)
+    assert sorted(result.solutions) == mitm_system_solutions(system.M, system.t)
 
 
 @pytest.mark.slow
