@@ -1,6 +1,6 @@
 """Deep ReLU stacks that no residual-free stack of the same width equals (MATH.md §9, extension).
 
-Two necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
+Three necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
 checked exactly here. Both are about the *function* F of the given stack
 and the first block g_1 of a candidate residual-free stack G = g_L ∘ … ∘ g_1
 of width n (biases anywhere, so they hold for the ``affine`` class and
@@ -11,6 +11,11 @@ therefore for ``bias-free`` too):
   and for w or −w that is at most ⌊n/2⌋ of them, so G has an open set where
   its Jacobian has rank ≤ ⌊n/2⌋. If every region of F has Jacobian rank
   ρ > n/2 (that is, n < 2ρ), no such G equals F.
+- **Theorem 9.2a (width two; ReLU, any d ≥ 2, any depth).** With n = 2 and
+  ρ ≥ 1 the same count forces g_1's two rows to be antiparallel, so g_1,
+  and with it G, depends on x through one linear form p·x only: every
+  Jacobian of F has its rows in one line. If two regions' Jacobian rows
+  span a plane, no such G equals F.
 - **Theorem 9.3 (odd tangent parts; ReLU, d = 2, two blocks, n = 2ρ).** At a
   point p off g_1's lines, G = g_2 ∘ (affine map) near p, and its tangent map
   ``T_p(v) = lim (G(p + εv) − G(p))/ε`` has a linear odd part
@@ -40,6 +45,7 @@ from indexset.exact import pwl
 from indexset.model.stack import Stack
 
 RANK_THEOREM = "MATH.md §9.2, Theorem 9.2 (rank at infinity)"
+RIDGE_THEOREM = "MATH.md §9.2, Theorem 9.2a (width two: one linear form)"
 ODD_THEOREM = "MATH.md §9.3, Theorem 9.3 (odd tangent parts and parallel families)"
 
 
@@ -120,6 +126,15 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
                   f"(exact), while every stack of residual-free ReLU blocks whose first block has width n = {n} < 2·{rho} has an "
                   f"open set where its Jacobian has rank ≤ ⌊n/2⌋ = {n // 2}; so none equals it")
         return DeepVerdict(True, reason, RANK_THEOREM, facts, True)
+    if n == 2 and d >= 2:  # here ρ = 1 (ρ ≥ 2 is Theorem 9.2's)
+        plane = two_row_directions(enumeration.regions)
+        if plane is not None:
+            facts["row_directions"] = [[str(v) for v in row] for row in plane]
+            reason = (f"{RIDGE_THEOREM}: every one of the {enumeration.count} regions of the stack has a Jacobian of rank ≥ 1 "
+                      f"(exact), so the first block of any stack of residual-free ReLU blocks of width n = 2 that equals it has "
+                      f"antiparallel rows and the stack depends on one linear form of x only; but the stack's Jacobians have rows "
+                      f"in two directions, {facts['row_directions'][0]} and {facts['row_directions'][1]}; so none equals it")
+            return DeepVerdict(True, reason, RIDGE_THEOREM, facts, True)
     if d != 2 or L != 2 or n != 2 * rho:
         why = ("d ≠ 2" if d != 2 else "L ≠ 2" if L != 2 else f"n = {n} ≠ 2ρ = {2 * rho}")
         return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} over {enumeration.count} regions; Theorem 9.2 needs n < 2ρ "
@@ -139,6 +154,34 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
               f"pair(s) and its lines in {families}; but the stack's tangent map has a nonlinear odd part at {len(points)} exact "
               f"points, which all lie on those lines (two blocks), and no such {families} cover them (exhaustive search); so none equals it")
     return DeepVerdict(True, reason, ODD_THEOREM, facts, True)
+
+
+def two_row_directions(regions: list) -> tuple | None:
+    """Two linearly independent Jacobian rows of the model over its regions (exact), or None when all its rows lie in one line.
+
+    Examples
+    --------
+    >>> import flint
+    >>> from types import SimpleNamespace as Region
+    >>> def region(rows):
+    ...     return Region(maps=[(flint.fmpq_mat(rows), None)])
+    >>> two_row_directions([region([[1, 2], [2, 4]]), region([[0, 0], [-3, -6]])]) is None
+    True
+    >>> [[str(v) for v in row] for row in two_row_directions([region([[1, 2], [0, 0]]), region([[1, 0], [0, 0]])])]
+    [['1', '2'], ['1', '0']]
+    """
+    first = None
+    for region in regions:
+        jacobian = region.maps[0][0]
+        for i in range(jacobian.nrows()):
+            row = tuple(jacobian[i, j] for j in range(jacobian.ncols()))
+            if not any(row):
+                continue
+            if first is None:
+                first = row
+            elif flint.fmpq_mat([list(first), list(row)]).rank() == 2:
+                return tuple(Fraction(int(v.p), int(v.q)) for v in first), tuple(Fraction(int(v.p), int(v.q)) for v in row)
+    return None
 
 
 # ====================================================================== odd points

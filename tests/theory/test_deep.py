@@ -1,4 +1,4 @@
-"""Necessary conditions for deep ReLU stacks (indexset.theory.deep, MATH.md §9.2–9.3).
+"""Necessary conditions for deep ReLU stacks (indexset.theory.deep, MATH.md §9.2–9.3, Theorem 9.2a).
 
 The theorems say what no residual-free stack can do, so residual-free
 stacks are their test bed: a residual-free stack of width n must never be
@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import stack_point_value
 
 from indexset.exact import pwl
 from indexset.model.instance import Instance
@@ -71,6 +72,68 @@ def test_residual_free_stacks_lose_rank_as_lemma_9_2_says(n):
         g = Stack([free_block(rng, n), free_block(rng, n)])
         regions = pwl.enumerate_regions(g).regions
         assert deep.min_rank(regions) <= n // 2
+
+
+# ================================================================ Theorem 9.2a
+def antiparallel_block(rng, d, bound=3):
+    """Width 2, rows v and −λv, biases ≥ 0: no point where both units are off, so the block has rank ≥ 1 wherever its output weights do."""
+    v = rng.integers(-bound, bound + 1, d)
+    while not v.any():
+        v = rng.integers(-bound, bound + 1, d)
+    up = np.array([v, -v * rng.integers(1, 3)])
+    return Instance(up, rng.integers(-bound, bound + 1, (d, 2)), b_up=rng.integers(0, bound + 1, 2),
+                    b_down=rng.integers(-bound, bound + 1, d), residual_free=True)
+
+
+def sampled_jacobian(blocks, point, step=Fraction(1, 10**9)):
+    """F's Jacobian at a rational point by exact one-sided differences of the independent forward pass (None off a region's interior)."""
+    d = len(point)
+    at = stack_point_value(blocks, point)
+    columns = []
+    for k in range(d):
+        quotients = []
+        for h in (step, step / 2):
+            moved = list(point)
+            moved[k] += h
+            quotients.append([(b - a) / h for a, b in zip(at, stack_point_value(blocks, moved))])
+        if quotients[0] != quotients[1]:
+            return None
+        columns.append(quotients[0])
+    return [[columns[k][i] for k in range(d)] for i in range(len(at))]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_theorem_9_2a_never_rules_out_a_residual_free_stack_of_width_two(d):
+    rng = np.random.default_rng(40 + d)
+    ridge = 0
+    for _ in range(8):
+        g = Stack([antiparallel_block(rng, d), antiparallel_block(rng, d)])
+        verdict = deep.decide(g)
+        assert not verdict.proven, verdict.reason
+        ridge += verdict.facts.get("min_rank") == 1
+    assert ridge > 0  # the theorem's hypothesis ρ ≥ 1 held, and its test ran, on some of them
+
+
+def test_theorem_9_2a_on_a_residual_stack():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        blocks = [Instance(rng.integers(-3, 4, (2, 2)), rng.integers(-3, 4, (2, 2)), b_up=rng.integers(-3, 4, 2),
+                           b_down=rng.integers(-3, 4, 2)) for _ in range(2)]
+        verdict = deep.decide(Stack(blocks))
+        if verdict.theorem == deep.RIDGE_THEOREM:
+            break
+    else:
+        pytest.fail("no residual stack of width 2 in 200 draws was decided by Theorem 9.2a")
+    assert verdict.proven and verdict.facts["min_rank"] == 1
+    # Its hypothesis seen by an independent forward pass: Jacobian rows in two directions at sampled points.
+    rows = []
+    for _ in range(40):
+        point = [Fraction(int(v), 64) for v in rng.integers(-640, 641, 2)]
+        jacobian = sampled_jacobian(blocks, point)
+        if jacobian is not None:
+            assert any(any(row) for row in jacobian)  # rank ≥ 1 wherever sampled
+            rows += [row for row in jacobian if any(row)]
+    assert any(a[0] * b[1] != a[1] * b[0] for a, b in itertools.combinations(rows, 2))
 
 
 # ================================================================ Lemma 9.3 and Theorem 9.3
