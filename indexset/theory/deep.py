@@ -1,7 +1,7 @@
 """Deep ReLU stacks that no residual-free stack of the same width equals (MATH.md §9, extension).
 
-Three necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
-checked exactly here. Both are about the *function* F of the given stack
+Four necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
+checked exactly here. All are about the *function* F of the given stack
 and the first block g_1 of a candidate residual-free stack G = g_L ∘ … ∘ g_1
 of width n (biases anywhere, so they hold for the ``affine`` class and
 therefore for ``bias-free`` too):
@@ -11,24 +11,31 @@ therefore for ``bias-free`` too):
   and for w or −w that is at most ⌊n/2⌋ of them, so G has an open set where
   its Jacobian has rank ≤ ⌊n/2⌋. If every region of F has Jacobian rank
   ρ > n/2 (that is, n < 2ρ), no such G equals F.
+- **Theorem 9.2b (ranks far out; ReLU, any d, any depth).** The same count
+  direction by direction: far out along w, G's Jacobian has rank at most
+  the number of g_1's units active along w, and those along w and −w are
+  at most n together. If F's Jacobian ranks far out along some w and along
+  −w sum past n, no such G equals F.
 - **Theorem 9.2a (width two; ReLU, any d ≥ 2, any depth).** With n = 2 and
-  ρ ≥ 1 the same count forces g_1's two rows to be antiparallel, so g_1,
+  rank ≥ 1 far out in every direction (ρ∞ ≥ 1) the same count forces g_1's
+  two rows to be antiparallel, so g_1,
   and with it G, depends on x through one linear form p·x only: every
   Jacobian of F has its rows in one line. If two regions' Jacobian rows
   span a plane, no such G equals F.
-- **Theorem 9.3 (odd tangent parts; ReLU, d = 2, two blocks, n = 2ρ).** At a
+- **Theorem 9.3 (odd tangent parts; ReLU, d = 2, two blocks, n = 2ρ∞).** At a
   point p off g_1's lines, G = g_2 ∘ (affine map) near p, and its tangent map
   ``T_p(v) = lim (G(p + εv) − G(p))/ε`` has a linear odd part
   ``T_p(v) − T_p(−v)``. So every point where F's tangent map has a nonlinear
-  odd part lies on a line of g_1. With n = 2ρ, the rank argument forces
-  g_1's rows into ρ antipodal pairs, i.e. its lines into ρ families of at
+  odd part lies on a line of g_1. With n = 2ρ∞, the rank argument forces
+  g_1's rows into ρ∞ antipodal pairs, i.e. its lines into ρ∞ families of at
   most two parallel lines with different directions; if those points
   cannot be covered so, no such G equals F.
 
 Everything rests on the complete region enumeration of F alone
 (:func:`indexset.exact.pwl.enumerate_regions`): ranks, tangent cones and
-the points, all exact. An incomplete enumeration (time limit) proves
-nothing, and the answer is None (no verdict).
+the points, all exact; ρ is the least Jacobian rank over all regions, ρ∞
+over the regions that hold a cone far out (:func:`far_regions`). An
+incomplete enumeration (time limit) proves nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from indexset.model.stack import Stack
 
 RANK_THEOREM = "MATH.md §9.2, Theorem 9.2 (rank at infinity)"
 RIDGE_THEOREM = "MATH.md §9.2, Theorem 9.2a (width two: one linear form)"
+FAR_THEOREM = "MATH.md §9.2, Theorem 9.2b (ranks far out in opposite directions)"
 ODD_THEOREM = "MATH.md §9.3, Theorem 9.3 (odd tangent parts and parallel families)"
 
 
@@ -126,34 +134,83 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
                   f"(exact), while every stack of residual-free ReLU blocks whose first block has width n = {n} < 2·{rho} has an "
                   f"open set where its Jacobian has rank ≤ ⌊n/2⌋ = {n // 2}; so none equals it")
         return DeepVerdict(True, reason, RANK_THEOREM, facts, True)
-    if n == 2 and d >= 2:  # here ρ = 1 (ρ ≥ 2 is Theorem 9.2's)
+    far = far_regions(enumeration.regions, d)
+    rho_far = min(rank for _, rank in far)
+    facts["min_rank_far"] = rho_far
+    opposite = opposite_ranks(far, d, more_than=n)
+    if opposite is not None:
+        direction, ranks = opposite
+        facts["far_direction"], facts["far_ranks"] = [str(v) for v in direction], list(ranks)
+        reason = (f"{FAR_THEOREM}: far out along w = {facts['far_direction']} the stack has a Jacobian of rank {ranks[0]} and "
+                  f"along −w of rank {ranks[1]} (exact, {enumeration.count} regions), {sum(ranks)} > n = {n}, while along w and −w "
+                  f"the first block of a stack of residual-free ReLU blocks of width n has at most n active units between them; "
+                  f"so none equals it")
+        return DeepVerdict(True, reason, FAR_THEOREM, facts, True)
+    if n == 2 and d >= 2 and rho_far >= 1:  # ρ∞ ≥ 2 is Theorem 9.2b's
         plane = two_row_directions(enumeration.regions)
         if plane is not None:
             facts["row_directions"] = [[str(v) for v in row] for row in plane]
-            reason = (f"{RIDGE_THEOREM}: every one of the {enumeration.count} regions of the stack has a Jacobian of rank ≥ 1 "
-                      f"(exact), so the first block of any stack of residual-free ReLU blocks of width n = 2 that equals it has "
-                      f"antiparallel rows and the stack depends on one linear form of x only; but the stack's Jacobians have rows "
-                      f"in two directions, {facts['row_directions'][0]} and {facts['row_directions'][1]}; so none equals it")
+            reason = (f"{RIDGE_THEOREM}: far out in every direction the stack has a Jacobian of rank ≥ 1 (exact, "
+                      f"{enumeration.count} regions), so the first block of any stack of residual-free ReLU blocks of width n = 2 "
+                      f"that equals it has antiparallel rows and the stack depends on one linear form of x only; but the stack's "
+                      f"Jacobians have rows in two directions, {facts['row_directions'][0]} and {facts['row_directions'][1]}; "
+                      f"so none equals it")
             return DeepVerdict(True, reason, RIDGE_THEOREM, facts, True)
-    if d != 2 or L != 2 or n != 2 * rho:
-        why = ("d ≠ 2" if d != 2 else "L ≠ 2" if L != 2 else f"n = {n} ≠ 2ρ = {2 * rho}")
-        return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} over {enumeration.count} regions; Theorem 9.2 needs n < 2ρ "
-                                  f"and Theorem 9.3 needs d = 2, two blocks and n = 2ρ ({why}): nothing is proven", facts=facts, complete=True)
+    if d != 2 or L != 2 or n != 2 * rho_far:
+        why = ("d ≠ 2" if d != 2 else "L ≠ 2" if L != 2 else f"n = {n} ≠ 2ρ∞ = {2 * rho_far}")
+        return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} over {enumeration.count} regions and ρ∞ = {rho_far} far out, "
+                                  f"and no direction w has ranks far out along w and −w summing past n = {n}; Theorems 9.2 and 9.2b "
+                                  f"need that, 9.2a n = 2 with rows in two directions, and 9.3 d = 2, two blocks and n = 2ρ∞ ({why}): "
+                                  "nothing is proven", facts=facts, complete=True)
     points, evidence = odd_points(enumeration.regions, first_block_only=True)
     facts["odd_points"] = [[str(v) for v in p] for p in points]
     facts["odd_evidence"] = evidence[:4]
-    cover = parallel_cover(points, families=rho)
+    cover = parallel_cover(points, families=rho_far)
     if cover is not None:
         facts["cover"] = cover
-        return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} = n/2; the {len(points)} points where the tangent map's odd part "
-                                  f"is nonlinear can be covered by {rho} families of ≤ 2 parallel lines, so Theorem 9.3 does not apply",
-                           facts=facts, complete=True)
-    families = "one pair of parallel lines" if rho == 1 else "two pairs of parallel lines with different directions"
-    reason = (f"{ODD_THEOREM}: every region of the stack has a Jacobian of rank ≥ {rho} (exact, {enumeration.count} regions), so the "
-              f"first block of any residual-free ReLU stack of width n = {n} = 2·{rho} that equals it has its rows in {rho} antipodal "
-              f"pair(s) and its lines in {families}; but the stack's tangent map has a nonlinear odd part at {len(points)} exact "
+        return DeepVerdict(False, f"minimal Jacobian rank far out ρ∞ = {rho_far} = n/2; the {len(points)} points where the tangent map's "
+                                  f"odd part is nonlinear can be covered by {rho_far} families of ≤ 2 parallel lines, so Theorem 9.3 does "
+                                  "not apply", facts=facts, complete=True)
+    families = "one pair of parallel lines" if rho_far == 1 else "two pairs of parallel lines with different directions"
+    reason = (f"{ODD_THEOREM}: far out in every direction the stack has a Jacobian of rank ≥ {rho_far} (exact, {enumeration.count} "
+              f"regions), so the first block of any residual-free ReLU stack of width n = {n} = 2·{rho_far} that equals it has its rows "
+              f"in {rho_far} antipodal pair(s) and its lines in {families}; but the stack's tangent map has a nonlinear odd part at {len(points)} exact "
               f"points, which all lie on those lines (two blocks), and no such {families} cover them (exhaustive search); so none equals it")
     return DeepVerdict(True, reason, ODD_THEOREM, facts, True)
+
+
+def far_regions(regions: list, d: int) -> list:
+    """The regions that hold a cone far out, ``(region, rank)``: those with some w such that ``a·w > 0`` for each of their constraints.
+
+    Such a region contains a ball around t·w of radius proportional to t
+    for every large t (MATH.md §9.2, Lemma 9.2b); every direction off the
+    finitely many hyperplanes ``a·w = 0`` lies in exactly one.
+    """
+    far = []
+    for region in regions:
+        if pwl.strict_point([(*c.form[:-1], 0) for c in region.constraints], d) is not None:
+            far.append((region, region.maps[0][0].rank()))
+    return far
+
+
+def opposite_ranks(far: list, d: int, more_than: int) -> tuple | None:
+    """A direction w whose far regions along w and along −w have Jacobian ranks summing past ``more_than``: ``(w, (rank, rank))``, or None.
+
+    Exhaustive over the pairs of far regions (exact strict feasibility), so
+    None means no such direction exists.
+    """
+    pairs = sorted(itertools.combinations_with_replacement(far, 2), key=lambda pair: -(pair[0][1] + pair[1][1]))
+    for (first, r1), (second, r2) in pairs:
+        if r1 + r2 <= more_than:
+            break
+        for (one, k1), (other, k2) in (((first, r1), (second, r2)), ((second, r2), (first, r1))):
+            rows = [(*c.form[:-1], 0) for c in one.constraints] + [(*(-a for a in c.form[:-1]), 0) for c in other.constraints]
+            direction = pwl.strict_point(rows, d)
+            if direction is not None:
+                if not any(direction):  # a region with no constraint (F affine): every direction is far out in it
+                    direction = [Fraction(1)] + [Fraction(0)] * (d - 1)
+                return direction, (k1, k2)
+    return None
 
 
 def two_row_directions(regions: list) -> tuple | None:

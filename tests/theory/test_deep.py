@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from reference import stack_point_value
+from reference import rank, stack_point_value
 
 from indexset.exact import pwl
 from indexset.model.instance import Instance
@@ -72,6 +72,34 @@ def test_residual_free_stacks_lose_rank_as_lemma_9_2_says(n):
         g = Stack([free_block(rng, n), free_block(rng, n)])
         regions = pwl.enumerate_regions(g).regions
         assert deep.min_rank(regions) <= n // 2
+
+
+# ================================================================ Theorem 9.2b
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_far_ranks_of_residual_free_stacks_obey_lemma_9_2b(n):
+    rng = np.random.default_rng(60 + n)
+    for _ in range(4):
+        g = Stack([free_block(rng, n), free_block(rng, n)])
+        far = deep.far_regions(pwl.enumerate_regions(g).regions, 2)
+        assert far and deep.opposite_ranks(far, 2, more_than=n) is None
+        assert not deep.decide(g).proven
+
+
+def test_theorem_9_2b_on_a_residual_stack():
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        blocks = [Instance(rng.integers(-3, 4, (3, 2)), rng.integers(-3, 4, (2, 3)), b_up=rng.integers(-3, 4, 3),
+                           b_down=rng.integers(-3, 4, 2)) for _ in range(2)]
+        verdict = deep.decide(Stack(blocks))
+        if verdict.theorem == deep.FAR_THEOREM:
+            break
+    else:
+        pytest.fail("no residual stack of width 3 in 100 draws was decided by Theorem 9.2b")
+    assert verdict.proven and sum(verdict.facts["far_ranks"]) > 3
+    # The ranks far out, read off an independent forward pass at ±10⁶·w.
+    w = [Fraction(v) for v in verdict.facts["far_direction"]]
+    ranks = [rank(sampled_jacobian(blocks, [sign * 10**6 * v for v in w])) for sign in (1, -1)]
+    assert ranks == verdict.facts["far_ranks"]
 
 
 # ================================================================ Theorem 9.2a
