@@ -54,6 +54,8 @@ from indexset.model.stack import Stack
 RANK_THEOREM = "MATH.md §9.2, Theorem 9.2 (rank at infinity)"
 RIDGE_THEOREM = "MATH.md §9.2, Theorem 9.2a (width two: one linear form)"
 FAR_THEOREM = "MATH.md §9.2, Theorem 9.2b (ranks far out in opposite directions)"
+FAR_OUT_MAX_DIMENSION = 3
+"""Largest d whose far regions are found: their strict systems are solved by Fourier–Motzkin elimination, whose rows multiply with every variable eliminated."""
 ODD_THEOREM = "MATH.md §9.3, Theorem 9.3 (odd tangent parts and parallel families)"
 
 
@@ -134,10 +136,14 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
                   f"(exact), while every stack of residual-free ReLU blocks whose first block has width n = {n} < 2·{rho} has an "
                   f"open set where its Jacobian has rank ≤ ⌊n/2⌋ = {n // 2}; so none equals it")
         return DeepVerdict(True, reason, RANK_THEOREM, facts, True)
-    far = far_regions(enumeration.regions, d)
-    rho_far = min(rank for _, rank in far)
-    facts["min_rank_far"] = rho_far
-    opposite = opposite_ranks(far, d, more_than=n)
+    if d > FAR_OUT_MAX_DIMENSION:
+        # ρ ≤ ρ∞ stands in for ρ∞ in Theorems 9.2a and 9.3, and Theorem 9.2b is not tried.
+        far, rho_far, opposite = None, rho, None
+    else:
+        far = far_regions(enumeration.regions, d)
+        rho_far = min(rank for _, rank in far)
+        facts["min_rank_far"] = rho_far
+        opposite = opposite_ranks(far, d, more_than=n)
     if opposite is not None:
         direction, ranks = opposite
         facts["far_direction"], facts["far_ranks"] = [str(v) for v in direction], list(ranks)
@@ -158,8 +164,9 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
             return DeepVerdict(True, reason, RIDGE_THEOREM, facts, True)
     if d != 2 or L != 2 or n != 2 * rho_far:
         why = ("d ≠ 2" if d != 2 else "L ≠ 2" if L != 2 else f"n = {n} ≠ 2ρ∞ = {2 * rho_far}")
-        return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} over {enumeration.count} regions and ρ∞ = {rho_far} far out, "
-                                  f"and no direction w has ranks far out along w and −w summing past n = {n}; Theorems 9.2 and 9.2b "
+        far_out = (f"ρ∞ = {rho_far} far out, and no direction w has ranks far out along w and −w summing past n = {n}" if far is not None
+                   else f"far out not examined for d = {d} > {FAR_OUT_MAX_DIMENSION}")
+        return DeepVerdict(False, f"minimal Jacobian rank ρ = {rho} over {enumeration.count} regions and {far_out}; Theorems 9.2 and 9.2b "
                                   f"need that, 9.2a n = 2 with rows in two directions, and 9.3 d = 2, two blocks and n = 2ρ∞ ({why}): "
                                   "nothing is proven", facts=facts, complete=True)
     points, evidence = odd_points(enumeration.regions, first_block_only=True)
