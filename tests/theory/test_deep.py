@@ -85,16 +85,19 @@ def test_far_ranks_of_residual_free_stacks_obey_lemma_9_2b(n):
         assert not deep.decide(g).proven
 
 
-def test_theorem_9_2b_on_a_residual_stack():
-    rng = np.random.default_rng(11)
-    for _ in range(100):
-        blocks = [Instance(rng.integers(-3, 4, (3, 2)), rng.integers(-3, 4, (2, 3)), b_up=rng.integers(-3, 4, 3),
+def first_decided_by(theorem, n, rng, draws):
+    """The first of ``draws`` seeded residual stacks on R² (two blocks of width n, entries in [−3, 3]) that ``theorem`` decides."""
+    for _ in range(draws):
+        blocks = [Instance(rng.integers(-3, 4, (n, 2)), rng.integers(-3, 4, (2, n)), b_up=rng.integers(-3, 4, n),
                            b_down=rng.integers(-3, 4, 2)) for _ in range(2)]
         verdict = deep.decide(Stack(blocks))
-        if verdict.theorem == deep.FAR_THEOREM:
-            break
-    else:
-        pytest.fail("no residual stack of width 3 in 100 draws was decided by Theorem 9.2b")
+        if verdict.theorem == theorem:
+            return blocks, verdict
+    pytest.fail(f"no residual stack of width {n} in {draws} draws was decided by {theorem}")
+
+
+def test_theorem_9_2b_on_a_residual_stack():
+    blocks, verdict = first_decided_by(deep.FAR_THEOREM, 3, np.random.default_rng(11), 100)
     assert verdict.proven and sum(verdict.facts["far_ranks"]) > 3
     # The ranks far out, read off an independent forward pass at ±10⁶·w.
     w = [Fraction(v) for v in verdict.facts["far_direction"]]
@@ -144,14 +147,7 @@ def test_theorem_9_2a_never_rules_out_a_residual_free_stack_of_width_two(d):
 
 def test_theorem_9_2a_on_a_residual_stack():
     rng = np.random.default_rng(7)
-    for _ in range(200):
-        blocks = [Instance(rng.integers(-3, 4, (2, 2)), rng.integers(-3, 4, (2, 2)), b_up=rng.integers(-3, 4, 2),
-                           b_down=rng.integers(-3, 4, 2)) for _ in range(2)]
-        verdict = deep.decide(Stack(blocks))
-        if verdict.theorem == deep.RIDGE_THEOREM:
-            break
-    else:
-        pytest.fail("no residual stack of width 2 in 200 draws was decided by Theorem 9.2a")
+    blocks, verdict = first_decided_by(deep.RIDGE_THEOREM, 2, rng, 200)
     assert verdict.proven and verdict.facts["min_rank"] == 1
     # Its hypothesis seen by an independent forward pass: Jacobian rows in two directions at sampled points.
     rows = []
