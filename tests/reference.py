@@ -480,6 +480,23 @@ def stack_point_value(blocks, x):
     return x
 
 
+def sampled_jacobian(blocks, point, step=Fraction(1, 10**9)):
+    """F's Jacobian at a rational point by exact one-sided differences of the independent forward pass (None off a region's interior)."""
+    d = len(point)
+    at = stack_point_value(blocks, point)
+    columns = []
+    for k in range(d):
+        quotients = []
+        for h in (step, step / 2):
+            moved = list(point)
+            moved[k] += h
+            quotients.append([(b - a) / h for a, b in zip(at, stack_point_value(blocks, moved))])
+        if quotients[0] != quotients[1]:
+            return None
+        columns.append(quotients[0])
+    return [[columns[k][i] for k in range(d)] for i in range(len(at))]
+
+
 def line_kinks(stack):
     """Every x where some unit of a ReLU stack on R changes sign (a superset of the kinks of the stack).
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -50,10 +51,14 @@ import flint
 
 from indexset.exact import pwl
 from indexset.model.stack import Stack
+from indexset.theory.far_rows import row_configuration
 
 RANK_THEOREM = "MATH.md §9.2, Theorem 9.2 (rank at infinity)"
 RIDGE_THEOREM = "MATH.md §9.2, Theorem 9.2a (width two: one linear form)"
 FAR_THEOREM = "MATH.md §9.2, Theorem 9.2b (ranks far out in opposite directions)"
+ROWS_THEOREM = "MATH.md §9.2, Theorem 9.2c (first-block rows far out in the plane)"
+ROW_SEARCH_MAX_WIDTH = 3
+"""Widest first block whose rows are searched (Theorem 9.2c): the types grow as the classes to the power n."""
 FAR_OUT_MAX_DIMENSION = 3
 """Largest d whose far regions are found: their strict systems are solved by Fourier–Motzkin elimination, whose rows multiply with every variable eliminated."""
 ODD_THEOREM = "MATH.md §9.3, Theorem 9.3 (odd tangent parts and parallel families)"
@@ -117,6 +122,7 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
         ``proven`` only when a theorem's hypotheses were all checked.
     """
     n, d, L = stack.n, stack.d, stack.L
+    began = time.monotonic()
     if stack.activation != "relu":
         return DeepVerdict(False, f"{stack.activation}: the necessary conditions of MATH.md §9 are proven for ReLU only "
                                   "(a leaky unit is never inactive, so no rank is lost far out)")
@@ -162,6 +168,16 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
                       f"Jacobians have rows in two directions, {facts['row_directions'][0]} and {facts['row_directions'][1]}; "
                       f"so none equals it")
             return DeepVerdict(True, reason, RIDGE_THEOREM, facts, True)
+    if d == 2 and n <= ROW_SEARCH_MAX_WIDTH and opposite is None:
+        rows, finished = row_configuration(enumeration.regions, far, n, None if time_limit is None else began + time_limit, stop)
+        facts["row_search"] = "complete" if finished else "stopped"
+        if rows is None and finished:
+            reason = (f"{ROWS_THEOREM}: no {n} rows of a first block meet the stack's Jacobians far out in every direction (exact, "
+                      f"{enumeration.count} regions; every combinatorial type of the rows tried), as the first block of any stack of "
+                      f"residual-free ReLU blocks of width n = {n} that equals it must; so none equals it")
+            return DeepVerdict(True, reason, ROWS_THEOREM, facts, True)
+        if rows is not None:
+            facts["far_rows"] = [list(row) for row in rows]
     if d != 2 or L != 2 or n != 2 * rho_far:
         why = ("d ≠ 2" if d != 2 else "L ≠ 2" if L != 2 else f"n = {n} ≠ 2ρ∞ = {2 * rho_far}")
         far_out = (f"ρ∞ = {rho_far} far out, and no direction w has ranks far out along w and −w summing past n = {n}" if far is not None

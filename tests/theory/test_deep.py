@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from reference import rank, stack_point_value
+from reference import rank, sampled_jacobian
 
 from indexset.exact import pwl
 from indexset.model.instance import Instance
@@ -114,23 +114,6 @@ def antiparallel_block(rng, d, bound=3):
     up = np.array([v, -v * rng.integers(1, 3)])
     return Instance(up, rng.integers(-bound, bound + 1, (d, 2)), b_up=rng.integers(0, bound + 1, 2),
                     b_down=rng.integers(-bound, bound + 1, d), residual_free=True)
-
-
-def sampled_jacobian(blocks, point, step=Fraction(1, 10**9)):
-    """F's Jacobian at a rational point by exact one-sided differences of the independent forward pass (None off a region's interior)."""
-    d = len(point)
-    at = stack_point_value(blocks, point)
-    columns = []
-    for k in range(d):
-        quotients = []
-        for h in (step, step / 2):
-            moved = list(point)
-            moved[k] += h
-            quotients.append([(b - a) / h for a, b in zip(at, stack_point_value(blocks, moved))])
-        if quotients[0] != quotients[1]:
-            return None
-        columns.append(quotients[0])
-    return [[columns[k][i] for k in range(d)] for i in range(len(at))]
 
 
 @pytest.mark.parametrize("d", [2, 3])
