@@ -23,20 +23,25 @@ never better left out, and zero rows need no trial.
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
 import threading
 import time
+from fractions import Fraction
 
 import flint
 
 
-def _half(v: tuple) -> int:
-    return 0 if v[1] > 0 or (v[1] == 0 and v[0] > 0) else 1
-
-
-_ANGLE = functools.cmp_to_key(lambda u, v: (_half(u) - _half(v)) or (v[0] * u[1] - u[0] * v[1]))
+def _angle(v: tuple) -> Fraction:
+    """An exact monotone stand-in for the angle of v ≠ 0 in [0, 4): the diamond angle, quadrant by quadrant."""
+    x, y = v
+    if y >= 0 and x > 0:
+        return Fraction(y, x + y)
+    if x <= 0 and y > 0:
+        return 1 + Fraction(-x, y - x)
+    if y <= 0 and x < 0:
+        return 2 + Fraction(-y, -x - y)
+    return 3 + Fraction(x, x - y)
 
 
 def _primitive(v: tuple) -> tuple:
@@ -46,7 +51,7 @@ def _primitive(v: tuple) -> tuple:
 
 def circle(vectors) -> list:
     """The distinct directions of nonzero integer vectors, counterclockwise from the positive x-axis (exact)."""
-    return sorted({_primitive(v) for v in vectors if v != (0, 0)}, key=_ANGLE)
+    return sorted({_primitive(v) for v in vectors if v != (0, 0)}, key=_angle)
 
 
 def arcs(directions: list) -> list:
@@ -71,9 +76,12 @@ class _Plane:
         forms = [c.form[:-1] for region in regions for c in region.constraints]
         self.sigma = circle([(1, 0), (0, 1), (-1, 0), (0, -1), *((-b, a) for a, b in forms), *((b, -a) for a, b in forms)])
         self.members = set(self.sigma)
-        self.keys = [_ANGLE(v) for v in self.sigma]  # the axes are in Σ, so no arc wraps past the positive x-axis
+        self.keys = [_angle(v) for v in self.sigma]  # the axes are in Σ, so no arc wraps past the positive x-axis
         self.far = [region for region, _ in far]
-        self.jacobians = [self.jacobian_along((u[0] + v[0], u[1] + v[1])) for u, v in arcs(self.sigma)]
+        self.arcs = arcs(self.sigma)
+        self.jacobians = [self.jacobian_along((u[0] + v[0], u[1] + v[1])) for u, v in self.arcs]
+        self.order = list(range(len(self.arcs)))  # the order the arcs are checked in
+        self.arc_of = {}  # switch point -> the arc of Σ it lies in
         self.pins = set()
         for region, rank in far:
             if rank == 1:
@@ -91,11 +99,16 @@ class _Plane:
         """Whether the rows meet Lemma 9.2b's condition along every direction (one w inside each arc of Σ and the rows' switch points)."""
         inside = {}
         for point in {_primitive(d) for p in rows for d in ((-p[1], p[0]), (p[1], -p[0]))} - self.members:
-            inside.setdefault(bisect.bisect_right(self.keys, _ANGLE(point)) - 1, []).append(point)
-        for k, (u, v) in enumerate(arcs(self.sigma)):
-            for a, b in itertools.pairwise([u, *sorted(inside.get(k, ()), key=_ANGLE), v]):
+            if point not in self.arc_of:
+                self.arc_of[point] = bisect.bisect_right(self.keys, _angle(point)) - 1
+            inside.setdefault(self.arc_of[point], []).append(point)
+        for position, k in enumerate(self.order):
+            u, v = self.arcs[k]
+            for a, b in itertools.pairwise([u, *sorted(inside.get(k, ()), key=_angle), v]):
                 w = (a[0] + b[0], a[1] + b[1])
                 if not kernel_annihilated(self.jacobians[k], [p for p in rows if p[0] * w[0] + p[1] * w[1] > 0]):
+                    # Configurations tried in turn share rows: the arc that failed is tried first next time.
+                    self.order.insert(0, self.order.pop(position))
                     return False
         return True
 
