@@ -1,6 +1,6 @@
 """Deep ReLU stacks that no residual-free stack of the same width equals (MATH.md §9, extension).
 
-Four necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
+Five necessary conditions, each a theorem of MATH.md §9 whose hypotheses are
 checked exactly here. All are about the *function* F of the given stack
 and the first block g_1 of a candidate residual-free stack G = g_L ∘ … ∘ g_1
 of width n (biases anywhere, so they hold for the ``affine`` class and
@@ -16,6 +16,11 @@ therefore for ``bias-free`` too):
   the number of g_1's units active along w, and those along w and −w are
   at most n together. If F's Jacobian ranks far out along some w and along
   −w sum past n, no such G equals F.
+- **Theorem 9.2c (rows far out; ReLU, d = 2, any depth).** The same tie
+  row by row: along each w, F's Jacobian far out must vanish on the kernel
+  of g_1's rows active along w. :mod:`indexset.theory.far_rows` searches
+  every combinatorial type of n rows (n ≤ ``ROW_SEARCH_MAX_WIDTH``); if
+  none passes, no such G equals F.
 - **Theorem 9.2a (width two; ReLU, any d ≥ 2, any depth).** With n = 2 and
   rank ≥ 1 far out in every direction (ρ∞ ≥ 1) the same count forces g_1's
   two rows to be antiparallel, so g_1,
