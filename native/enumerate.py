@@ -639,6 +639,7 @@ def estimate_tree(tree, walk, probes, seed):
     D = tree.rr.shape[0]
     np.random.seed(seed)
     total = 0.0
+    passing = np.empty(16, dtype=np.int64)  # the children that pass, at the level being probed
     for _ in range(probes):
         for j in range(D):
             walk.stale[j] = D - 1
@@ -652,18 +653,18 @@ def estimate_tree(tree, walk, probes, seed):
             total += weight * (hi[i] - lo[i] + 1)
             if i == 0:
                 break
+            if passing.shape[0] < hi[i] - lo[i] + 1:
+                passing = np.empty(hi[i] - lo[i] + 1, dtype=np.int64)
             count = 0
             for xi in range(lo[i], hi[i] + 1):
-                count += _child(i, xi, tree, walk)
+                if _child(i, xi, tree, walk):
+                    passing[count] = xi
+                    count += 1
             if count == 0:
                 break
             weight *= count
-            pick = np.random.randint(count)
-            for xi in range(lo[i], hi[i] + 1):  # the pick-th child that passes, formed again
-                if _child(i, xi, tree, walk):
-                    if pick == 0:
-                        _fix(i, xi, tree, walk)
-                        break
-                    pick -= 1
+            xi = passing[np.random.randint(count)]
+            _child(i, xi, tree, walk)  # forms the picked child's W_i again (the last one formed was another's)
+            _fix(i, xi, tree, walk)
             i -= 1
     return total / probes
