@@ -664,7 +664,7 @@ def estimate_tree(tree, walk, probes, seed):
                 break
             weight *= count
             xi = passing[np.random.randint(count)]
-            _child(i, xi, tree, walk)  # forms the picked child's W_i again (the last one formed was another's)
+            _child(i, xi, tree, walk)  # forms the picked child's W_i again (the last one formed may be another's)
             _fix(i, xi, tree, walk)
             i -= 1
     return total / probes

@@ -173,7 +173,7 @@ def decide(stack: Stack, *, seed: int = 0, time_limit: float | None = None, stop
                       f"Jacobians have rows in two directions, {facts['row_directions'][0]} and {facts['row_directions'][1]}; "
                       f"so none equals it")
             return DeepVerdict(True, reason, RIDGE_THEOREM, facts, True)
-    if d == 2 and n <= ROW_SEARCH_MAX_WIDTH and opposite is None:
+    if d == 2 and n <= ROW_SEARCH_MAX_WIDTH:
         rows, finished = row_configuration(enumeration.regions, far, n, None if time_limit is None else began + time_limit, stop)
         facts["row_search"] = "complete" if finished else "stopped"
         if rows is None and finished:

@@ -174,7 +174,7 @@ def row_configuration(regions: list, far: list, n: int, deadline: float | None =
                 arc = between[c - len(points)]
                 mate = len(points) + opposite[arc]
                 seen |= {c, mate}
-                parts.append([_placements(arc, order) for order in _weak_orders(k, counts.get(mate, 0) if mate != c else 0)])
+                parts.append([_placements(arc, order) for order in _weak_orders(k, counts.get(mate, 0))])
         for choice in itertools.product(*parts):
             rows = [p for part in choice for p in part]
             if plane.passes(rows):
