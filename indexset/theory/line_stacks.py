@@ -15,12 +15,13 @@ r_j = F'(b_j+)/F'(b_j−):
   needs its set balanced, one with fewer needs nothing. For two blocks one
   breakpoint b_c may be shared, its ratio split as q · (r_c/q), q > 0 free:
   the intermediate reparametrisation of Proposition 9.7; the same holds for
-  L blocks and m = L·n − 1.
+  L blocks and m = L·n − 1, and for m = L·n − 2 two extra incidences may
+  fill every block (Lemma 9.6a, :mod:`indexset.theory.line_shares`).
 
 ``decide`` answers ``absorbable`` with the witness blocks built from the
 split (checked exactly by the caller), ``not_absorbable`` when Theorem 9.6
 rules every split out or, for width one, by Corollary 9.8, and ``unknown``
-where no theorem reaches: L ≥ 3 with L(n − 1) < m < L·n − 1 and no split
+where no theorem reaches: L ≥ 4 with L(n − 1) < m < L·n − 2 and no split
 without a shared breakpoint, or F not strictly monotone outside the next
 case. For two blocks and F not strictly monotone, Theorem 9.12
 (:mod:`indexset.theory.line_levels`) decides (undecided only where two of
@@ -44,6 +45,7 @@ from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels
 from indexset.theory.line import LineMap, balanced, bias_free_values, block_map, block_values, lift, lifted_width, line_map
+from indexset.theory.line_shares import balancing_ratios, two_extra
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -118,6 +120,8 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     # A shared breakpoint makes m + 1 incidences, which L blocks of n hold only when m ≤ L·n − 1.
     if split is None and 2 * n - 1 <= m <= layers * n - 1 and not clock.expired():
         split = search.shared()
+    if split is None and layers > 2 and m == layers * n - 2 and not clock.expired():
+        split = two_extra(search)  # two extra incidences, every block full (Lemma 9.6a)
     facts["balanced_checks"] = len(search.memo)
     if split is not None:
         facts["split"] = [[str(v) for v in layer] for layer in split]
@@ -129,10 +133,10 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     if clock.expired():
         return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
                                     "balanced checks", facts=facts)
-    if layers > 2 and m < layers * n - 1:
-        return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints with at most one breakpoint shared by two blocks works, and "
-                                    f"for L = {layers} with L(n − 1) < m < L·n − 1 splits with two or more shared incidences leave "
-                                    "several free ratios that Theorem 9.6's search does not decide", facts=facts)
+    if layers > 2 and m < layers * n - 2:
+        return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints with at most one extra incidence works, and for L = {layers} "
+                                    f"with L(n − 1) < m < L·n − 2 splits with two or more extra incidences leave several free ratios "
+                                    "that Theorem 9.6's search does not decide", facts=facts)
     return LineVerdict(NOT_ABSORBABLE, f"F is strictly monotone with m = {m} breakpoints and ratios {facts['ratios']}; no split of "
                                        f"them among {layers} blocks of width {n} has every full block balanced", THEOREM, facts=facts)
 
@@ -386,6 +390,7 @@ class _Search:
         self.ratios, self.layers, self.n, self.clock = tuple(ratios), layers, n, clock
         self.memo: dict = {}
         self.admissible_memo: dict = {}
+        self.cover_memo: dict = {}
 
     def is_balanced(self, members: tuple) -> bool:
         if members not in self.memo:
@@ -425,6 +430,28 @@ class _Search:
                 rest = self._disjoint_full(tuple(j for j in available if j not in members), count - 1, members[0] + 1)
                 if rest is not None:
                     return [members, *rest]
+        return None
+
+    def full_sets(self, points: tuple, count: int) -> list | None:
+        """``points`` (count·n of them, increasing) as ``count`` disjoint balanced n-sets, or None."""
+        key = (points, count)
+        if key not in self.cover_memo:
+            self.cover_memo[key] = self._cover(points, count)
+        return self.cover_memo[key]
+
+    def _cover(self, points: tuple, count: int) -> list | None:
+        if len(points) != count * self.n:
+            return None
+        if not points:
+            return []
+        head, tail = points[0], points[1:]  # the set holding the first point, then the others
+        for others in itertools.combinations(tail, self.n - 1):
+            if self.clock.expired():
+                return None
+            if self.is_balanced((head, *others)):
+                rest = self.full_sets(tuple(j for j in tail if j not in others), count - 1)
+                if rest is not None:
+                    return [(head, *others), *rest]
         return None
 
     def shared(self) -> list | None:
@@ -474,7 +501,7 @@ class _Search:
         """``_admissible`` of the set ``members`` with the ratio q at its breakpoint c, kept: the shared search asks each set many times."""
         key = (members, c)
         if key not in self.admissible_memo:
-            self.admissible_memo[key] = _admissible([self.ratios[j] for j in members], members.index(c))
+            self.admissible_memo[key] = balancing_ratios([self.ratios[j] for j in members], members.index(c))
         return self.admissible_memo[key]
 
     def _layer(self, members, shared: int | None = None, ratio: Fraction | None = None) -> list:
@@ -496,37 +523,9 @@ class _Search:
         return min(common) if common else None
 
 
-def _admissible(ratios: list, at: int) -> set | None:
-    """The q > 0 for which the set is balanced with ratio q at position ``at`` (None: every q).
-
-    Slopes are affine in q (those right of ``at`` carry the factor q), so
-    each choice of P gives one linear equation α + β·q = 0.
-    """
-    slopes = [(Fraction(1), Fraction(0))]
-    for i, r in enumerate(ratios):
-        a, b = slopes[-1]
-        slopes.append((Fraction(0), a) if i == at else (a * r, b * r))
-    last = slopes[-1]
-    # The sums over every subset P of the jumps, built one jump at a time (equal sums kept once).
-    sums = {(-last[0], -last[1])}
-    for (a, b), (c, d) in itertools.pairwise(slopes):
-        sums |= {(alpha + c - a, beta + d - b) for alpha, beta in sums}
-    out = set()
-    for alpha, beta in sums:
-        if beta == 0:
-            if alpha == 0:
-                return None
-            continue
-        q = -alpha / beta
-        if q > 0:
-            out.add(q)
-    return out
-
-
 def _factors(target: LineMap, split: list) -> list:
     """The witness maps g_1, …, g_L of a split: g_l = H_l ∘ H_{l−1}⁻¹, H_l the map of the first l blocks' ratios, g_L = F ∘ H_{L−1}⁻¹."""
-    m = len(target.breakpoints)
-    cumulative = [Fraction(1)] * m
+    cumulative = [Fraction(1)] * len(target.breakpoints)
     previous = LineMap.of((), (Fraction(1),), Fraction(0))
     maps = []
     for layer in split[:-1]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from line_pairs import second_block_for, small_first_blocks, width_two_pair
-from reference import line_block_absorbs, line_equal, naive_two_block, stack_point_value
+from line_splits import naive_two_extra
+from reference import line_block_absorbs, line_equal, naive_split, naive_two_block, stack_point_value
 
 from indexset.cli.main import main
 from indexset.exact import pwl
@@ -89,6 +90,29 @@ def test_exit_one_on_the_line():
     assert payload["status"] == "not_absorbable" and payload["certificate"]["kind"] == "theorem"
     phi = line_map(Stack.load(STACKS / "relu_line_not_d1_n2.npz"))
     assert phi.strictly_monotone() and not naive_two_block(phi, 2)
+
+
+def test_three_blocks_with_two_extra_incidences(tmp_path):
+    """Three blocks on R, m = 3n − 2: absorbable only as a whole through a chain of two shared breakpoints (exit 0), and a near miss (exit 1).
+
+    The witness passes the independent line check; the naive enumerations
+    find no split with at most one shared breakpoint for either stack, and
+    none with two extra incidences for the second.
+    """
+    found = tmp_path / "found.npz"
+    process = explore(STACKS / "relu_chain_d1_n2_L3.npz", "--witness", found, "--json")
+    assert process.returncode == 0, process.stderr
+    stack = Stack.load(STACKS / "relu_chain_d1_n2_L3.npz")
+    assert not any(line_block_absorbs(block) for block in stack.blocks)
+    assert not naive_split(line_map(stack), 2, 3)
+    for witness in (found, STACKS / "relu_chain_d1_n2_L3_witness.npz"):
+        assert Stack.load(witness).residual_free and line_equal(stack, Stack.load(witness))
+    process = explore(STACKS / "relu_line_not_d1_n2_L3.npz", "--json")
+    assert process.returncode == 1, process.stderr
+    assert json.loads(process.stdout)["certificate"]["kind"] == "theorem"
+    phi = line_map(Stack.load(STACKS / "relu_line_not_d1_n2_L3.npz"))
+    assert phi.strictly_monotone() and len(phi.breakpoints) == 4
+    assert not naive_split(phi, 2, 3) and naive_two_extra(phi.ratios(), 2, 3) is None
 
 
 @pytest.mark.parametrize("name", ["relu_fold_not_d1_n2.npz", "relu_fold_not_d1_n3.npz"])
