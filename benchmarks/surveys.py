@@ -279,7 +279,7 @@ def explore_table(summary: dict) -> tuple:
 
 def explore_survey(args) -> dict:
     """The survey: every stack explored; the unknowns with the smallest fitting error explored again with 16 starts × 3000 steps."""
-    options = {"seed": args.seed, "widths": _range(args.widths), "bound": args.range, "dims": _range(args.dims), "layers": 2, "activation": "relu",
+    options = {"seed": args.seed, "widths": _range(args.widths), "bound": args.range, "dims": _range(args.dims), "layers": args.layers, "activation": "relu",
                "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances}
     start = time.perf_counter()
     records = _pool(classify_stack, [(index, options) for index in range(args.count)], args.jobs, chunksize=4)
@@ -374,6 +374,7 @@ class Stacks:
         parser.add_argument("--dims", default="1,2", help="survey: input dimensions d, cycled (default %(default)s)")
         parser.add_argument("--widths", default="2,3,4", help="survey: widths n, cycled within each d (default %(default)s)")
         parser.add_argument("--range", type=int, default=3, help="survey: weights and biases in [−R, R] (default 3)")
+        parser.add_argument("--layers", type=int, default=2, help="survey: blocks per stack (default 2)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--starts", type=int, default=4, help="survey: fitting starts per stack (default 4)")
         parser.add_argument("--iterations", type=int, default=200, help="survey: Adam steps per start (default 200)")

@@ -133,6 +133,9 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     if clock.expired():
         return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
                                     "balanced checks", facts=facts)
+    grouped = _grouped(stack, n, clock, facts) if layers > 2 and m < layers * n - 2 else None
+    if grouped is not None:
+        return grouped
     if layers > 2 and m < layers * n - 2:
         return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints with at most one extra incidence works, and for L = {layers} "
                                     f"with L(n − 1) < m < L·n − 2 splits with two or more extra incidences leave several free ratios "
@@ -168,11 +171,61 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        f"{[str(t) for t in first.breakpoints]} and F ∘ H⁻¹ are residual-free blocks of width {n}"
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
+    grouped = _grouped(stack, n, clock, facts) if layers > 2 else None
+    if grouped is not None:
+        return grouped
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
     open_case = (decided.reason if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
                  "MATH.md §9.5 decides")
     why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
+
+
+def _grouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
+    """Proposition 9.9b: consecutive groups of blocks, each equal to a residual-free stack of its own length, or None.
+
+    A single block is decided by Lemma 9.5 (:func:`block_values`), a group of
+    two or more by :func:`decide` on it; a cover of the stack by groups that
+    all have witnesses (found left to right, each segment decided once)
+    concatenates them. The whole stack is not one of the groups.
+    """
+    layers = stack.L
+    memo: dict = {}
+
+    def witness(start: int, end: int):
+        if (start, end) not in memo:
+            if end - start == 1:
+                memo[start, end] = block_values(block_map(stack.blocks[start]), n)
+            else:
+                verdict = decide(Stack(list(stack.blocks[start:end])), time_limit=clock.remaining(), stop=clock.stop, width=n)
+                memo[start, end] = verdict.witness if verdict.status == ABSORBABLE else None
+        return memo[start, end]
+
+    def cover(start: int) -> list | None:
+        """Groups from block ``start`` to the end, all with witnesses: [(start, end), …], or None."""
+        if start == layers:
+            return []
+        for end in range(layers, start, -1):  # the longest group first: fewest groups
+            if (start, end) == (0, layers) or clock.expired():
+                continue
+            if witness(start, end) is not None:
+                rest = cover(end)
+                if rest is not None:
+                    return [(start, end), *rest]
+        return None
+
+    groups = cover(0)
+    if groups is None:
+        return None
+    values = []
+    for start, end in groups:
+        found = memo[start, end]
+        values.extend([found] if end - start == 1 else found)
+    facts["groups"] = [[start + 1, end] for start, end in groups]
+    described = ", ".join(f"blocks {a + 1}–{b}" if b - a > 1 else f"block {b}" for a, b in groups)
+    return LineVerdict(ABSORBABLE, f"the groups {described} each equal a residual-free stack of their own length (Lemma 9.5 for "
+                                   f"one block, MATH.md §9.5 for two or more); their witnesses in turn are a residual-free stack of "
+                                   f"{layers} blocks of width {n} (Proposition 9.9b)", witness=values, facts=facts)
 
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:

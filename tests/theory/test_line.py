@@ -273,6 +273,27 @@ def test_three_blocks_with_two_breakpoints_short_against_the_naive_enumerations(
     assert min(verdicts[ABSORBABLE], verdicts[NOT_ABSORBABLE]) >= 3, verdicts
 
 
+def test_groups_of_blocks_give_witnesses_for_three_blocks():
+    """Proposition 9.9b on random three-block stacks on R: every grouped witness passes the independent line check.
+
+    Each group of one block absorbs by the (★) brute force of a block on R,
+    and at least one group of two or more blocks is met.
+    """
+    rng = np.random.default_rng(5)
+    grouped = 0
+    for _ in range(300):
+        stack = Stack([residual_block(rng, 3, kinks=6) for _ in range(3)])
+        verdict = line_stacks.decide(stack)
+        if verdict.status != ABSORBABLE or "groups" not in verdict.facts:
+            continue
+        assert line_equal(stack, free_stack(stack, verdict.witness))
+        groups = verdict.facts["groups"]
+        assert [a for a, _ in groups] == [1, *(b + 1 for _, b in groups[:-1])] and groups[-1][1] == 3 and len(groups) > 1
+        assert all(line_block_absorbs(stack.blocks[a - 1]) for a, b in groups if a == b)
+        grouped += 1
+    assert grouped >= 5
+
+
 def _increasing_pair(rng, points):
     """An increasing residual-free width-2 map on R with these two breakpoints: slopes s₀, s₀ + s₂, s₂."""
     left, right = (Fraction(int(v)) for v in rng.integers(1, 4, 2))
