@@ -43,7 +43,7 @@ from indexset.budget import Budget
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory import line_folds, line_levels
+from indexset.theory import line_folds, line_levels, line_regroup
 from indexset.theory.line import LineMap, balanced, bias_free_values, block_map, block_values, lift, lifted_width, line_map
 from indexset.theory.line_shares import balancing_ratios, two_extra
 
@@ -133,9 +133,9 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     if clock.expired():
         return LineVerdict(UNKNOWN, f"the split search of Theorem 9.6 stopped ({clock.halt_reason()}) after {len(search.memo)} "
                                     "balanced checks", facts=facts)
-    grouped = _grouped(stack, n, clock, facts) if layers > 2 and m < layers * n - 2 else None
-    if grouped is not None:
-        return grouped
+    regrouped = _regrouped(stack, n, clock, facts) if layers > 2 and m < layers * n - 2 else None
+    if regrouped is not None:
+        return regrouped
     if layers > 2 and m < layers * n - 2:
         return LineVerdict(UNKNOWN, f"no split of F's m = {m} breakpoints with at most one extra incidence works, and for L = {layers} "
                                     f"with L(n − 1) < m < L·n − 2 splits with two or more extra incidences leave several free ratios "
@@ -171,9 +171,9 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                        f"{[str(t) for t in first.breakpoints]} and F ∘ H⁻¹ are residual-free blocks of width {n}"
                                        + (", the blocks between them identities" if layers > 2 else "") + " (Proposition 9.9)",
                            witness=[block_values(first, n), *[identity] * (layers - 2), block_values(last, n)], facts=facts)
-    grouped = _grouped(stack, n, clock, facts) if layers > 2 else None
-    if grouped is not None:
-        return grouped
+    regrouped = _regrouped(stack, n, clock, facts) if layers > 2 else None
+    if regrouped is not None:
+        return regrouped
     tried = "one-fold reparametrisations of the two blocks (Proposition 9.7) and " if layers == 2 else ""
     open_case = (decided.reason if layers == 2 else f"for L = {layers} blocks and F not strictly monotone no theorem of "
                  "MATH.md §9.5 decides")
@@ -181,51 +181,43 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
     return LineVerdict(UNKNOWN, why, facts=facts)
 
 
-def _grouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
-    """Proposition 9.9b: consecutive groups of blocks, each equal to a residual-free stack of its own length, or None.
-
-    A single block is decided by Lemma 9.5 (:func:`block_values`), a group of
-    two or more by :func:`decide` on it; a cover of the stack by groups that
-    all have witnesses (found left to right, each segment decided once)
-    concatenates them. The whole stack is not one of the groups.
-    """
+def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
+    """L ≥ 3: a witness from groups of blocks (Proposition 9.9b), else from rewrites of adjacent pairs (Proposition 9.9c), or None."""
     layers = stack.L
-    memo: dict = {}
-
-    def witness(start: int, end: int):
-        if (start, end) not in memo:
-            if end - start == 1:
-                memo[start, end] = block_values(block_map(stack.blocks[start]), n)
-            else:
-                verdict = decide(Stack(list(stack.blocks[start:end])), time_limit=clock.remaining(), stop=clock.stop, width=n)
-                memo[start, end] = verdict.witness if verdict.status == ABSORBABLE else None
-        return memo[start, end]
-
-    def cover(start: int) -> list | None:
-        """Groups from block ``start`` to the end, all with witnesses: [(start, end), …], or None."""
-        if start == layers:
-            return []
-        for end in range(layers, start, -1):  # the longest group first: fewest groups
-            if (start, end) == (0, layers) or clock.expired():
-                continue
-            if witness(start, end) is not None:
-                rest = cover(end)
-                if rest is not None:
-                    return [(start, end), *rest]
+    found = line_regroup.grouped(stack, n, clock, decide)
+    if found is not None:
+        groups, witness = found
+        facts["groups"] = [list(g) for g in groups]
+        described = ", ".join(f"blocks {a}–{b}" if b > a else f"block {a}" for a, b in groups)
+        return LineVerdict(ABSORBABLE, f"the groups {described} each equal a residual-free stack of their own length (Lemma 9.5 for "
+                                       f"one block, MATH.md §9.5 for two or more); their witnesses in turn are a residual-free stack of "
+                                       f"{layers} blocks of width {n} (Proposition 9.9b)", witness=witness, facts=facts)
+    maps = line_regroup.rewritten([block_map(block) for block in stack.blocks], n, clock,
+                                  lambda first, second: _pair_maps(first, second, n, clock), most_rewrites=2 * layers)
+    if maps is None:
         return None
+    facts["rewritten"] = True
+    return LineVerdict(ABSORBABLE, f"adjacent blocks replaced, pair by pair, by two residual-free blocks of width {n} with the same "
+                                   f"composite (MATH.md §9.5) until all {layers} are residual-free (Proposition 9.9c)",
+                       witness=[block_values(g, n) for g in maps], facts=facts)
 
-    groups = cover(0)
-    if groups is None:
-        return None
-    values = []
-    for start, end in groups:
-        found = memo[start, end]
-        values.extend([found] if end - start == 1 else found)
-    facts["groups"] = [[start + 1, end] for start, end in groups]
-    described = ", ".join(f"blocks {a + 1}–{b}" if b - a > 1 else f"block {b}" for a, b in groups)
-    return LineVerdict(ABSORBABLE, f"the groups {described} each equal a residual-free stack of their own length (Lemma 9.5 for "
-                                   f"one block, MATH.md §9.5 for two or more); their witnesses in turn are a residual-free stack of "
-                                   f"{layers} blocks of width {n} (Proposition 9.9b)", witness=values, facts=facts)
+
+def _pair_maps(first: LineMap, second: LineMap, n: int, clock: Budget) -> tuple | None:
+    """Two residual-free block maps of width n composing to ``second ∘ first`` (Theorems 9.6, 9.12, Propositions 9.7, 9.9), or None."""
+    target = second.after(first)
+    if all(slope == 0 for slope in target.slopes):
+        return target, line_folds.IDENTITY
+    if target.strictly_monotone():
+        search = _Search(target.ratios(), 2, n, clock)
+        split = search.without_sharing()
+        if split is None and len(target.breakpoints) == 2 * n - 1:
+            split = search.shared()
+        return None if split is None else tuple(_factors(target, split))
+    found = line_levels.two_blocks(target, n, clock)
+    if found.status == line_levels.FOUND:
+        return tuple(found.maps)
+    folded = line_folds.one_fold(first, second, n, clock)
+    return folded[2] if folded is not None else line_folds.homeomorphic_first(target, n, clock)
 
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
