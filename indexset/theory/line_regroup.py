@@ -14,13 +14,14 @@ from indexset.result import ABSORBABLE
 from indexset.theory.line import LineMap, block_map, block_values
 
 
-def grouped(stack, n: int, clock: Budget, decide) -> tuple | None:
+def grouped(stack, n: int, clock: Budget, decide, single=block_values) -> tuple | None:
     """Proposition 9.9b: consecutive groups of blocks, each equal to a residual-free stack of its own length.
 
-    A single block is decided by Lemma 9.5 (:func:`block_values`), a group of
-    two or more by ``decide`` (the line decision) on it; groups are found
-    left to right, the longest first, each segment decided once. The whole
-    stack is not one of the groups.
+    A single block is decided by ``single`` (its map and n to its weights,
+    or None: Lemma 9.5's :func:`block_values` by default), a group of two or
+    more by ``decide`` (the line decision of the class) on it; groups are
+    found left to right, the longest first, each segment decided once. The
+    whole stack is not one of the groups.
 
     Returns
     -------
@@ -35,7 +36,7 @@ def grouped(stack, n: int, clock: Budget, decide) -> tuple | None:
     def witness(start: int, end: int):
         if (start, end) not in memo:
             if end - start == 1:
-                found = block_values(block_map(stack.blocks[start]), n)
+                found = single(block_map(stack.blocks[start]), n)
                 memo[start, end] = None if found is None else [found]
             else:
                 verdict = decide(Stack(list(stack.blocks[start:end])), time_limit=clock.remaining(), stop=clock.stop, width=n)
@@ -61,11 +62,12 @@ def grouped(stack, n: int, clock: Budget, decide) -> tuple | None:
     return [(start + 1, end) for start, end in groups], values
 
 
-def rewritten(maps: list, n: int, clock: Budget, pair, most_rewrites: int) -> list | None:
+def rewritten(maps: list, n: int, clock: Budget, pair, most_rewrites: int, single=block_values) -> list | None:
     """Proposition 9.9c: adjacent maps replaced by two residual-free blocks with their composite, until every map is one.
 
     ``maps``: the blocks' maps; ``pair(first, second)``: two residual-free
-    block maps of width n whose composite is ``second ∘ first``, or None.
+    block maps of width n whose composite is ``second ∘ first``, or None;
+    ``single`` tells a residual-free block's map (as in :func:`grouped`).
     Breadth first over at most ``most_rewrites`` rewrites, each sequence of
     maps met once.
 
@@ -75,7 +77,7 @@ def rewritten(maps: list, n: int, clock: Budget, pair, most_rewrites: int) -> li
         Residual-free block maps of width n composing to the same function.
     """
     def free(g: LineMap) -> bool:
-        return block_values(g, n) is not None
+        return single(g, n) is not None
 
     frontier, seen = [tuple(maps)], {tuple(maps)}
     for _ in range(most_rewrites):

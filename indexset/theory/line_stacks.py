@@ -51,6 +51,7 @@ THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone comp
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
 TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R)"
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R: F strictly monotone, or two blocks)"
+BIAS_FREE_COUNT = "MATH.md §9.5, Proposition 9.15b (L bias-free blocks on R break at most 2^L − 1 times)"
 
 
 @dataclass
@@ -256,10 +257,12 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
     A bias-free block of width n ≥ 2 on R is a map with at most one
     breakpoint, at 0. For strictly monotone F (m breakpoints, L blocks) a
     stack of them equals F iff m ≤ L − 1, or m = L and 0 is a breakpoint of
-    F; two blocks are decided for any F by :func:`bias_free_pair`.
-    Otherwise an affine-class ``not_absorbable`` carries over (bias-free
-    blocks are affine blocks), and an affine witness counts only if it has
-    no bias inside σ.
+    F; two blocks are decided for any F by :func:`bias_free_pair`. For
+    L ≥ 3, more than 2^L − 1 breakpoints prove that none does (Proposition
+    9.15b); groups and rewrites of pairs (Propositions 9.9b, 9.9c) look
+    for a witness. Otherwise an affine-class ``not_absorbable`` carries
+    over (bias-free blocks are affine blocks), and an affine witness counts
+    only if it has no bias inside σ.
 
     Returns
     -------
@@ -292,7 +295,16 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
         return LineVerdict(ABSORBABLE, f"g_1 breaking at 0 only (slopes {[str(s) for s in pair[0].slopes]}) and g_2 with at most one "
                                        "breakpoint, moved to its input 0 by g_1's output bias, are bias-free blocks (Theorem 9.15)",
                            witness=[bias_free_values(g, n) for g in _at_zero(*pair)], facts=facts)
-    affine = decide(stack, time_limit=time_limit, stop=stop)
+    if m > 2 ** layers - 1:
+        return LineVerdict(NOT_ABSORBABLE, f"F has m = {m} breakpoints, and a stack of {layers} bias-free blocks on R, each breaking "
+                                           f"at most once, breaks at most 2^L − 1 = {2 ** layers - 1} times", BIAS_FREE_COUNT, facts=facts)
+    clock = Budget.of(time_limit, stop)
+    found = _bias_free_regrouped(stack, n, clock) if layers > 2 and n >= 2 else None
+    if found is not None:
+        kind, witness = found
+        return LineVerdict(ABSORBABLE, f"{kind} of bias-free blocks (Theorem 9.15 for pairs, one breakpoint at 0 for one block) give "
+                                       f"{layers} bias-free blocks of width {n}", witness=witness, facts=facts)
+    affine = decide(stack, time_limit=clock.remaining(), stop=clock.stop)
     facts["affine"] = affine.to_json()
     if affine.status == NOT_ABSORBABLE:
         return LineVerdict(NOT_ABSORBABLE, f"no residual-free stack with biases equals F ({affine.reason}), so none without them "
@@ -301,6 +313,23 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
         return LineVerdict(ABSORBABLE, f"{affine.reason}; the witness has no bias inside σ", witness=affine.witness, facts=facts)
     return LineVerdict(UNKNOWN, "F on R is not strictly monotone, so Theorem 9.15 does not apply, and the affine class "
                                 f"({affine.status}) gives no bias-free answer", facts=facts)
+
+
+def _bias_free_regrouped(stack, n: int, clock: Budget) -> tuple | None:
+    """Propositions 9.9b and 9.9c in the bias-free class (L ≥ 3, n ≥ 2): a description and the witness weights, or None."""
+    def decide_group(group, time_limit=None, stop=None, width=None):
+        return decide_bias_free(group, time_limit=time_limit, stop=stop)
+
+    found = line_regroup.grouped(stack, n, clock, decide_group, single=bias_free_values)
+    if found is not None:
+        return f"the groups {found[0]} (Proposition 9.9b)", found[1]
+
+    def pair(first, second):
+        found = bias_free_pair(second.after(first))
+        return None if found is None else _at_zero(*found)
+
+    maps = line_regroup.rewritten([block_map(block) for block in stack.blocks], n, clock, pair, 2 * stack.L, single=bias_free_values)
+    return None if maps is None else ("rewrites of adjacent pairs (Proposition 9.9c)", [bias_free_values(g, n) for g in maps])
 
 
 def bias_free_pair(target: LineMap) -> tuple | None:

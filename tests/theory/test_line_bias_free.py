@@ -190,3 +190,65 @@ def test_cli_bias_free_whole_only_instance(tmp_path):
     stack.blocks[1].save(block)
     assert run_cli("solve", block, "--class", "bias-free").returncode == 1
     assert run_cli("solve", block).returncode == 0
+
+
+def _two_piece(rng, kink: Fraction = Fraction(0)) -> LineMap:
+    """A map with one breakpoint at ``kink`` (or none): random nonzero slopes (folds allowed) and value at the kink."""
+    left, right = (Fraction(int(v)) for v in rng.choice([-2, -1, 1, 2, 3], 2))
+    return LineMap.of((kink,), (left, right), Fraction(int(rng.integers(-3, 4))))
+
+
+def _two_kink_block(rng) -> Instance:
+    """A residual ReLU block of width 2 on R with two distinct integer kinks and random jumps (its map breaks twice)."""
+    kinks = rng.choice(np.arange(-4, 5), 2, replace=False)
+    jumps = rng.choice([-2, -1, 1, 2], 2)
+    return Instance(np.ones((2, 1), dtype=np.int64), np.array([jumps]), skip=np.array([[int(rng.choice([-1, 1, 2]))]]),
+                    b_up=np.array([-int(t) for t in kinks]), b_down=np.array([int(rng.integers(-3, 4))]), denominator=1)
+
+
+def _composite(stack: Stack) -> LineMap:
+    """The stack's function by the independent forward pass, sampled at the reference kink finder's points."""
+    return LineMap.sampled(line_kinks(stack), lambda x: stack_point_value(list(stack.blocks), [x])[0])
+
+
+def test_bias_free_stacks_break_at_most_two_to_the_L_minus_one_times():
+    """Proposition 9.15b: planted bias-free stacks (L = 3, 4) never exceed 2^L − 1 breakpoints and are never proven not absorbable;
+    residual stacks of three blocks beyond the bound are, with the proposition named."""
+    rng = np.random.default_rng(17)
+    reached, proven = 0, 0
+    for layers in (3, 4):
+        for _ in range(60):
+            stack = Stack([residual_block(_two_piece(rng)) for _ in range(layers)])
+            m = len(_composite(stack).breakpoints)
+            assert m <= 2 ** layers - 1
+            reached += m == 2 ** layers - 1
+            assert line_stacks.decide_bias_free(stack).status != NOT_ABSORBABLE
+        for _ in range(150 if layers == 3 else 0):  # residual blocks breaking twice: past the bound now and then
+            stack = Stack([_two_kink_block(rng) for _ in range(layers)])
+            if len(_composite(stack).breakpoints) > 2 ** layers - 1:
+                verdict = line_stacks.decide_bias_free(stack)
+                assert verdict.status == NOT_ABSORBABLE and verdict.theorem == line_stacks.BIAS_FREE_COUNT
+                proven += 1
+    assert reached >= 1 and proven >= 5, (reached, proven)
+
+
+def test_bias_free_groups_and_rewrites_find_planted_witnesses():
+    """Bias-free stacks of three blocks whose outputs are shifted (f_1 = g_1 + s_1, f_2 = g_2(· − s_1) + s_2, f_3 = g_3(· − s_2)):
+    never proven not absorbable; the witnesses found are bias-free and equal the stack by the independent forward pass."""
+    rng = np.random.default_rng(23)
+    found = 0
+    for _ in range(40):
+        pieces = [tuple(Fraction(int(v)) for v in rng.choice([-2, -1, 1, 2, 3], 2)) for _ in range(3)]
+        values = [Fraction(int(v)) for v in rng.integers(-3, 4, 3)]
+        s1, s2 = (Fraction(int(v)) for v in rng.choice([-2, -1, 1, 2], 2))
+        s2 *= int(rng.integers(0, 2))
+        kinks, shifts = (Fraction(0), s1, s2), (s1, s2, Fraction(0))
+        maps = [LineMap.of((t,), slopes, value + shift) for t, slopes, value, shift in zip(kinks, pieces, values, shifts)]
+        stack = Stack([residual_block(phi) for phi in maps])
+        verdict = line_stacks.decide_bias_free(stack)
+        assert verdict.status != NOT_ABSORBABLE
+        if verdict.status == ABSORBABLE:
+            witness = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)])
+            assert free_of_biases(witness) and line_equal(stack, witness)
+            found += 1
+    assert found >= 20, found
