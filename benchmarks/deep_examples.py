@@ -22,6 +22,14 @@
 - ``relu_fold_not_d1_n3.npz``: the same at width 3 (stack 25 of the survey):
   not absorbable by Theorem 9.12.
 
+- ``relu_chain_d1_n2_L3.npz``: three ReLU blocks on R of width 2, none
+  absorbing on its own, whose strictly monotone composite (m = 3n − 2 = 4)
+  absorbs only as a whole through a chain of Lemma 9.6a (b₁ in blocks 1
+  and 2, b₂ in 2 and 3); its witness ``relu_chain_d1_n2_L3_witness.npz``.
+- ``relu_line_not_d1_n2_L3.npz``: three blocks of width 2, a strictly
+  monotone composite with ratios 25/6, 3/5, 2, 4/15 and no split: not
+  absorbable by Theorem 9.6 with Lemma 9.6a.
+
 - ``relu_biasfree_whole_d1_n2.npz``: x + σ(x) + σ(2x), then
   y + σ(y − 3) + σ(2y − 6): in the bias-free class the second block alone
   does not absorb (its kink is not at 0) but the stack does (Theorem 9.15);
@@ -43,8 +51,10 @@ sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 
 from surveys import draw_stack  # noqa: E402
 
+from indexset.exact.witness import block_instance  # noqa: E402
 from indexset.model.instance import Instance  # noqa: E402
 from indexset.model.stack import Stack  # noqa: E402
+from indexset.theory import line_stacks  # noqa: E402
 from indexset.workflows import construct  # noqa: E402
 
 EYE = np.eye(2, dtype=np.int64)
@@ -97,6 +107,25 @@ def bias_free_whole() -> Stack:
     return Stack([first, second], {"example": np.array("MATH.md §9.5: bias-free only as a whole, Theorem 9.15")})
 
 
+def chain_three() -> tuple[Stack, Stack]:
+    """Three blocks on R of width 2 (weights over 6) absorbing only as a whole, and the witness of Theorem 9.6 for them."""
+    ups = np.full((2, 1), 6)
+    blocks = [Instance(ups, np.array([down]), skip=np.array([[skip]]), b_up=np.array(b_up), b_down=np.array([b_down]), denominator=6)
+              for down, skip, b_up, b_down in (([42, -36], 18, [12, -48], 36), ([-6, -11], 18, [0, -60], -120), ([60, -36], 12, [0, -50], -18))]
+    stack = Stack(blocks)
+    verdict = line_stacks.decide(stack)
+    witness = Stack([block_instance(block, values, "line") for block, values in zip(blocks, verdict.witness)],
+                    {"witness_of": np.array("instances/stacks/relu_chain_d1_n2_L3.npz")})
+    return stack, witness
+
+
+def line_not_three() -> Stack:
+    """Three blocks on R of width 2 whose strictly monotone composite (4 breakpoints) has no split."""
+    ones = np.ones((2, 1), dtype=np.int64)
+    return Stack([Instance(ones, np.array([down]), skip=np.array([[skip]]), b_up=np.array(b_up), b_down=np.array([b_down]))
+                  for down, skip, b_up, b_down in (([3, -2], 2, [8, 5], 17), ([2, -3], 3, [-1, -40], -5), ([3, -2], 3, [-178, -193], -353))])
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = Path(argv[0]) if argv else REPOSITORY / "instances" / "stacks"
@@ -114,7 +143,11 @@ def main(argv=None) -> int:
     fold_not().save(folder / "relu_fold_not_d1_n2.npz")
     fold_not_width_three().save(folder / "relu_fold_not_d1_n3.npz")
     bias_free_whole().save(folder / "relu_biasfree_whole_d1_n2.npz")
-    print(f"wrote 10 files to {folder}")
+    chain, chain_witness = chain_three()
+    chain.save(folder / "relu_chain_d1_n2_L3.npz")
+    chain_witness.save(folder / "relu_chain_d1_n2_L3_witness.npz")
+    line_not_three().save(folder / "relu_line_not_d1_n2_L3.npz")
+    print(f"wrote 13 files to {folder}")
     return 0
 
 
