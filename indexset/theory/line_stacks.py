@@ -52,6 +52,7 @@ WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
 TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R)"
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R: F strictly monotone, or two blocks)"
 BIAS_FREE_COUNT = "MATH.md §9.5, Proposition 9.15b (L bias-free blocks on R break at most 2^L − 1 times)"
+BIAS_FREE_FOLD = "MATH.md §9.5, Proposition 9.15c (past 2^(L−1) breakpoints the first bias-free block folds F onto itself at 0)"
 
 
 @dataclass
@@ -259,7 +260,8 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
     stack of them equals F iff m ≤ L − 1, or m = L and 0 is a breakpoint of
     F; two blocks are decided for any F by :func:`bias_free_pair`. For
     L ≥ 3, more than 2^L − 1 breakpoints prove that none does (Proposition
-    9.15b); groups and rewrites of pairs (Propositions 9.9b, 9.9c) look
+    9.15b), and so do more than 2^(L−1) when F is not folded onto itself at
+    0 (Proposition 9.15c, :func:`folding_ratio`); groups and rewrites of pairs (Propositions 9.9b, 9.9c) look
     for a witness. Otherwise an affine-class ``not_absorbable`` carries
     over (bias-free blocks are affine blocks), and an affine witness counts
     only if it has no bias inside σ.
@@ -298,6 +300,10 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
     if m > 2 ** layers - 1:
         return LineVerdict(NOT_ABSORBABLE, f"F has m = {m} breakpoints, and a stack of {layers} bias-free blocks on R, each breaking "
                                            f"at most once, breaks at most 2^L − 1 = {2 ** layers - 1} times", BIAS_FREE_COUNT, facts=facts)
+    if layers > 2 and m > 2 ** (layers - 1) and folding_ratio(target) is None:
+        return LineVerdict(NOT_ABSORBABLE, f"F has m = {m} > 2^(L−1) = {2 ** (layers - 1)} breakpoints, so the first of {layers} "
+                                           "bias-free blocks must fold at 0 and F(x) = F(λx) for x ≥ 0 with some λ < 0; no λ "
+                                           "maps F's right half onto its left", BIAS_FREE_FOLD, facts=facts)
     clock = Budget.of(time_limit, stop)
     found = _bias_free_regrouped(stack, n, clock) if layers > 2 and n >= 2 else None
     if found is not None:
@@ -313,6 +319,30 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
         return LineVerdict(ABSORBABLE, f"{affine.reason}; the witness has no bias inside σ", witness=affine.witness, facts=facts)
     return LineVerdict(UNKNOWN, "F on R is not strictly monotone, so Theorem 9.15 does not apply, and the affine class "
                                 f"({affine.status}) gives no bias-free answer", facts=facts)
+
+
+def folding_ratio(target: LineMap) -> Fraction | None:
+    """The λ < 0 with F(x) = F(λx) for every x ≥ 0 (F folded onto itself at 0), or None when there is none.
+
+    λ must map F's breakpoints right of 0 onto those left of it, the nearest
+    onto the nearest; with none off 0, λ is the ratio of the end slopes.
+    """
+    right = [t for t in target.breakpoints if t > 0]
+    left = [t for t in target.breakpoints if t < 0]
+    if len(right) != len(left):
+        return None
+    if right:
+        ratio = left[-1] / right[0]
+    else:
+        slope_left, slope_right = target.slopes[0], target.slopes[-1]
+        if slope_left == 0:
+            return None
+        ratio = slope_right / slope_left
+    if ratio >= 0 or any(ratio * a != b for a, b in zip(right, reversed(left))):
+        return None
+    # Both sides are linear between matched breakpoints: equal at them and one step beyond, equal everywhere.
+    probes = [*right, (right[-1] if right else Fraction(0)) + 1]
+    return ratio if all(target(x) == target(ratio * x) for x in probes) else None
 
 
 def _bias_free_regrouped(stack, n: int, clock: Budget) -> tuple | None:

@@ -252,3 +252,42 @@ def test_bias_free_groups_and_rewrites_find_planted_witnesses():
             assert free_of_biases(witness) and line_equal(stack, witness)
             found += 1
     assert found >= 20, found
+
+
+def _self_folded(target: LineMap) -> bool:
+    """Reference for Proposition 9.15c: some λ = l/r (l < 0 < r breakpoints of F) with F(x) = F(λx) at a grid, at every r and at every l/λ."""
+    right = [t for t in target.breakpoints if t > 0]
+    left = [t for t in target.breakpoints if t < 0]
+    for ratio in {l / r for l in left for r in right}:
+        xs = {*right, *(l / ratio for l in left), *(Fraction(k, 4) for k in range(1, 80))}
+        if all(target(x) == target(ratio * x) for x in xs):
+            return True
+    return False
+
+
+def test_past_two_to_the_L_minus_one_breakpoints_the_first_bias_free_block_folds():
+    """Proposition 9.15c, L = 3: planted bias-free stacks past 2^(L−1) = 4 breakpoints fold F onto itself at 0 with λ = a/b from their
+    own first block (the independent forward pass); residual stacks with 4 < m ≤ 7 are proven not absorbable by it iff the reference
+    finds no such λ."""
+    rng = np.random.default_rng(29)
+    planted_past, proven, kept = 0, 0, 0
+    for _ in range(200):
+        pieces = [tuple(Fraction(int(v)) for v in rng.choice([-2, -1, 1, 2, 3], 2)) for _ in range(3)]
+        values = [Fraction(int(v)) for v in rng.integers(-3, 4, 3)]
+        stack = Stack([residual_block(LineMap.of((Fraction(0),), slopes, value)) for slopes, value in zip(pieces, values)])
+        target = _composite(stack)
+        if len(target.breakpoints) > 4:
+            ratio = pieces[0][1] / pieces[0][0]  # the first block's slopes right / left of 0
+            assert ratio < 0 and all(target(x) == target(ratio * x) for x in (Fraction(k, 3) for k in range(0, 60)))
+            planted_past += 1
+    for _ in range(400):
+        stack = Stack([_two_kink_block(rng) for _ in range(3)])
+        target = _composite(stack)
+        if not 4 < len(target.breakpoints) <= 7 or target.strictly_monotone():
+            continue
+        verdict = line_stacks.decide_bias_free(stack)
+        folded = _self_folded(target)
+        assert (verdict.theorem == line_stacks.BIAS_FREE_FOLD) == (not folded)
+        proven += not folded
+        kept += folded
+    assert planted_past >= 5 and proven >= 10, (planted_past, proven, kept)
