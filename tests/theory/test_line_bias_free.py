@@ -255,11 +255,11 @@ def test_bias_free_groups_and_rewrites_find_planted_witnesses():
 
 
 def _self_folded(target: LineMap) -> bool:
-    """Reference for Proposition 9.15c: some λ = l/r (l < 0 < r breakpoints of F) with F(x) = F(λx) at a grid, at every r and at every l/λ."""
+    """Reference for Proposition 9.15c: some λ = a/b (a < 0 < b breakpoints of F) with F(x) = F(λx) at a grid, at every b and at every a/λ."""
     right = [t for t in target.breakpoints if t > 0]
     left = [t for t in target.breakpoints if t < 0]
-    for ratio in {l / r for l in left for r in right}:
-        xs = {*right, *(l / ratio for l in left), *(Fraction(k, 4) for k in range(1, 80))}
+    for ratio in {a / b for a in left for b in right}:
+        xs = {*right, *(a / ratio for a in left), *(Fraction(k, 4) for k in range(1, 80))}
         if all(target(x) == target(ratio * x) for x in xs):
             return True
     return False
