@@ -261,8 +261,9 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
     F; two blocks are decided for any F by :func:`bias_free_pair`. For
     L ≥ 3, more than 2^L − 1 breakpoints prove that none does (Proposition
     9.15b), and so do more than 2^(L−1) when F is not folded onto itself at
-    0 (Proposition 9.15c, :func:`folding_ratio`); groups and rewrites of pairs (Propositions 9.9b, 9.9c) look
-    for a witness. Otherwise an affine-class ``not_absorbable`` carries
+    0 (Proposition 9.15c, :func:`folding_ratio`); groups and rewrites of
+    pairs (Propositions 9.9b, 9.9c) and a monotone first block
+    (Proposition 9.15d, :func:`bias_free_maps`) look for a witness. Otherwise an affine-class ``not_absorbable`` carries
     over (bias-free blocks are affine blocks), and an affine witness counts
     only if it has no bias inside σ.
 
@@ -306,9 +307,13 @@ def decide_bias_free(stack, *, time_limit: float | None = None, stop: threading.
                                            "maps F's right half onto its left", BIAS_FREE_FOLD, facts=facts)
     clock = Budget.of(time_limit, stop)
     found = _bias_free_regrouped(stack, n, clock) if layers > 2 and n >= 2 else None
+    if found is None and layers > 2 and n >= 2:
+        maps = bias_free_maps(target, layers, clock)
+        found = None if maps is None else ("first block", "a monotone first block at 0, shifted (Proposition 9.15d), then",
+                                           [bias_free_values(g, n) for g in maps])
     if found is not None:
-        kind, witness = found
-        return LineVerdict(ABSORBABLE, f"{kind} of bias-free blocks (Theorem 9.15 for pairs, one breakpoint at 0 for one block) give "
+        facts["witness_search"], kind, witness = found
+        return LineVerdict(ABSORBABLE, f"{kind} bias-free blocks (Theorem 9.15 for pairs, one breakpoint at 0 for one block) give "
                                        f"{layers} bias-free blocks of width {n}", witness=witness, facts=facts)
     affine = decide(stack, time_limit=clock.remaining(), stop=clock.stop)
     facts["affine"] = affine.to_json()
@@ -345,21 +350,49 @@ def folding_ratio(target: LineMap) -> Fraction | None:
     return ratio if all(target(x) == target(ratio * x) for x in probes) else None
 
 
+def bias_free_maps(target: LineMap, layers: int, clock: Budget) -> list | None:
+    """Proposition 9.15d (witnesses only): F = H ∘ (P − s), P increasing with slopes p, 1 around 0, H a stack of L − 1 bias-free blocks.
+
+    The p tried are 1, 2, 1/2 and the positive ratios of F's nonzero slopes;
+    the shifts s are 0 and the breakpoints of F ∘ P⁻¹ (where H's first block
+    must break unless it is affine). Two blocks are Theorem 9.15 (b), one a
+    map breaking at most at 0. Returns the L maps, each breaking at most at
+    its input 0, or None.
+    """
+    zero, one = Fraction(0), Fraction(1)
+    if layers == 1:
+        return [target] if set(target.breakpoints) <= {zero} else None
+    if layers == 2:
+        pair = bias_free_pair(target)
+        return None if pair is None else list(_at_zero(*pair))
+    slopes = [v for v in target.slopes if v != 0]
+    for p in sorted({one, Fraction(2), Fraction(1, 2), *(a / b for a in slopes for b in slopes if a / b > 0)}):
+        first = LineMap.of((zero,), (p, one), zero)
+        outer = target.after(first.inverse())
+        for shift in sorted({zero, *outer.breakpoints}):
+            if clock.expired():
+                return None
+            rest = bias_free_maps(outer.after(LineMap.of((), (one,), shift)), layers - 1, clock)
+            if rest is not None:  # F = H ∘ (P − s) with H(y) = outer(y + s)
+                return [LineMap.of((zero,), (p, one), -shift), *rest]
+    return None
+
+
 def _bias_free_regrouped(stack, n: int, clock: Budget) -> tuple | None:
-    """Propositions 9.9b and 9.9c in the bias-free class (L ≥ 3, n ≥ 2): a description and the witness weights, or None."""
+    """Propositions 9.9b and 9.9c in the bias-free class (L ≥ 3, n ≥ 2): which search found it, a description and the witness weights, or None."""
     def decide_group(group, time_limit=None, stop=None, width=None):
         return decide_bias_free(group, time_limit=time_limit, stop=stop)
 
     found = line_regroup.grouped(stack, n, clock, decide_group, single=bias_free_values)
     if found is not None:
-        return f"the groups {found[0]} (Proposition 9.9b)", found[1]
+        return "groups", f"the groups {found[0]} (Proposition 9.9b) of", found[1]
 
     def pair(first, second):
         found = bias_free_pair(second.after(first))
         return None if found is None else _at_zero(*found)
 
     maps = line_regroup.rewritten([block_map(block) for block in stack.blocks], n, clock, pair, 2 * stack.L, single=bias_free_values)
-    return None if maps is None else ("rewrites of adjacent pairs (Proposition 9.9c)", [bias_free_values(g, n) for g in maps])
+    return None if maps is None else ("rewrites", "rewrites of adjacent pairs (Proposition 9.9c) to", [bias_free_values(g, n) for g in maps])
 
 
 def bias_free_pair(target: LineMap) -> tuple | None:

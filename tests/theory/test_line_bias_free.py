@@ -291,3 +291,21 @@ def test_past_two_to_the_L_minus_one_breakpoints_the_first_bias_free_block_folds
         proven += not folded
         kept += folded
     assert planted_past >= 5 and proven >= 10, (planted_past, proven, kept)
+
+
+def test_a_monotone_first_block_gives_bias_free_witnesses():
+    """Proposition 9.15d on random three-block residual stacks on R with at most 4 breakpoints: its witnesses are bias-free and equal
+    the stack by the independent forward pass; some are found."""
+    rng = np.random.default_rng(31)
+    found = 0
+    for _ in range(150):
+        stack = Stack([_two_kink_block(rng) for _ in range(3)])
+        target = _composite(stack)
+        if len(target.breakpoints) > 4 or target.strictly_monotone():
+            continue
+        verdict = line_stacks.decide_bias_free(stack)
+        if verdict.status == ABSORBABLE and verdict.facts.get("witness_search") == "first block":
+            witness = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)])
+            assert free_of_biases(witness) and line_equal(stack, witness)
+            found += 1
+    assert found >= 3, found
