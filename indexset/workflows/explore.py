@@ -51,7 +51,7 @@ from indexset.model.forward import forward_exact, forward_float, random_points
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN, Result, theorem_certificate
-from indexset.theory import deep, line_stacks
+from indexset.theory import deep, line_bias_free, line_stacks
 
 DENOMINATORS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
 """Largest denominators tried when a fitted stack is rounded to rationals."""
@@ -224,7 +224,7 @@ def _on_the_line(stack: Stack, call: _Call, seed: int) -> Result | None:
     """§9.5 on a ReLU stack on R (either class), or Proposition 9.10 on one lifted from R (affine only): a checked witness, a proof, or None."""
     stages, clock, target_class, stop = call.stages, call.clock, call.target_class, call.clock.stop
     if stack.d == 1:
-        decide = line_stacks.decide if target_class == AFFINE else line_stacks.decide_bias_free
+        decide = line_stacks.decide if target_class == AFFINE else line_bias_free.decide
         verdict = decide(stack, time_limit=clock.share(0.5), stop=stop)
     elif target_class != AFFINE:
         return None

@@ -24,7 +24,7 @@ from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE
-from indexset.theory import line_stacks
+from indexset.theory import line_bias_free
 from indexset.theory.line import LineMap
 from indexset.workflows.explore import explore, fit
 
@@ -80,7 +80,7 @@ def test_planted_stacks_absorb_in_the_bias_free_class():
         others = sorted({Fraction(int(v)) for v in rng.choice([-4, -3, -2, -1, 1, 2, 3, 4], layers - 1, replace=False)})
         points = sorted(others + [Fraction(0)]) if with_zero else others
         stack = planted(rng, layers, points)
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         assert verdict.status == ABSORBABLE, (points, verdict.reason)
         witness = Stack([block_instance(block, values, "test") for block, values in zip(stack.blocks, verdict.witness)])
         assert free_of_biases(witness) and line_equal(stack, witness)
@@ -95,7 +95,7 @@ def test_negatives_hold_against_brute_force():
         points = sorted(Fraction(int(v)) for v in rng.choice([-3, -2, -1, 0, 1, 2, 3], count, replace=False))
         chain = planted(rng, count, points)
         stack = chain if count == 2 else Stack([chain.blocks[0], chain.blocks[1], chain.blocks[2]])
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
         kinks = target.breakpoints
         expected_negative = len(kinks) > stack.L or (len(kinks) == stack.L and Fraction(0) not in kinks)
@@ -135,7 +135,7 @@ def test_two_blocks_planted_and_against_brute_force():
         target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
         if target.strictly_monotone() or all(s == 0 for s in target.slopes):
             continue
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         if trial % 2 == 0:
             assert verdict.status == ABSORBABLE, target
         assert verdict.status in seen
@@ -222,12 +222,12 @@ def test_bias_free_stacks_break_at_most_two_to_the_L_minus_one_times():
             m = len(_composite(stack).breakpoints)
             assert m <= 2 ** layers - 1
             reached += m == 2 ** layers - 1
-            assert line_stacks.decide_bias_free(stack).status != NOT_ABSORBABLE
+            assert line_bias_free.decide(stack).status != NOT_ABSORBABLE
         for _ in range(150 if layers == 3 else 0):  # residual blocks breaking twice: past the bound now and then
             stack = Stack([_two_kink_block(rng) for _ in range(layers)])
             if len(_composite(stack).breakpoints) > 2 ** layers - 1:
-                verdict = line_stacks.decide_bias_free(stack)
-                assert verdict.status == NOT_ABSORBABLE and verdict.theorem == line_stacks.BIAS_FREE_COUNT
+                verdict = line_bias_free.decide(stack)
+                assert verdict.status == NOT_ABSORBABLE and verdict.theorem == line_bias_free.BIAS_FREE_COUNT
                 proven += 1
     assert reached >= 1 and proven >= 5, (reached, proven)
 
@@ -245,7 +245,7 @@ def test_bias_free_groups_and_rewrites_find_planted_witnesses():
         kinks, shifts = (Fraction(0), s1, s2), (s1, s2, Fraction(0))
         maps = [LineMap.of((t,), slopes, value + shift) for t, slopes, value, shift in zip(kinks, pieces, values, shifts)]
         stack = Stack([residual_block(phi) for phi in maps])
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         assert verdict.status != NOT_ABSORBABLE
         if verdict.status == ABSORBABLE:
             witness = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)])
@@ -285,9 +285,9 @@ def test_past_two_to_the_L_minus_one_breakpoints_the_first_bias_free_block_folds
         target = _composite(stack)
         if not 4 < len(target.breakpoints) <= 7 or target.strictly_monotone():
             continue
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         folded = _self_folded(target)
-        assert (verdict.theorem == line_stacks.BIAS_FREE_FOLD) == (not folded)
+        assert (verdict.theorem == line_bias_free.BIAS_FREE_FOLD) == (not folded)
         proven += not folded
         kept += folded
     assert planted_past >= 5 and proven >= 10, (planted_past, proven, kept)
@@ -303,7 +303,7 @@ def test_a_monotone_first_block_gives_bias_free_witnesses():
         target = _composite(stack)
         if len(target.breakpoints) > 4 or target.strictly_monotone():
             continue
-        verdict = line_stacks.decide_bias_free(stack)
+        verdict = line_bias_free.decide(stack)
         if verdict.status == ABSORBABLE and verdict.facts.get("witness_search") == "first block":
             witness = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)])
             assert free_of_biases(witness) and line_equal(stack, witness)
