@@ -50,6 +50,7 @@ from indexset.theory.line_shares import balancing_ratios, two_extra
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
 TWO_BLOCKS = "MATH.md §9.5, Theorem 9.12 (two blocks on R)"
+FIRST_BLOCKS = 64  # most first blocks Proposition 9.9d tries per level (its search is sufficient only; this keeps it short)
 
 
 @dataclass
@@ -181,7 +182,7 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
 
 
 def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
-    """L ≥ 3: a witness from groups of blocks (Proposition 9.9b), else from rewrites of adjacent pairs (Proposition 9.9c), or None."""
+    """L ≥ 3: a witness from groups of blocks (Proposition 9.9b), rewrites of adjacent pairs (9.9c) or a homeomorphic first block (9.9d), or None."""
     layers = stack.L
     found = line_regroup.grouped(stack, n, clock, decide)
     if found is not None:
@@ -193,17 +194,31 @@ def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
                                        f"{layers} blocks of width {n} (Proposition 9.9b)", witness=witness, facts=facts)
     maps = line_regroup.rewritten([block_map(block) for block in stack.blocks], n, clock,
                                   lambda first, second: _pair_maps(first, second, n, clock), most_rewrites=2 * layers)
+    if maps is not None:
+        facts["rewritten"] = True
+        return LineVerdict(ABSORBABLE, f"adjacent blocks replaced, pair by pair, by two residual-free blocks of width {n} with the same "
+                                       f"composite (MATH.md §9.5) until all {layers} are residual-free (Proposition 9.9c)",
+                           witness=[block_values(g, n) for g in maps], facts=facts)
+    maps = first_block_then(line_map(stack), layers, n, clock)
     if maps is None:
         return None
-    facts["rewritten"] = True
-    return LineVerdict(ABSORBABLE, f"adjacent blocks replaced, pair by pair, by two residual-free blocks of width {n} with the same "
-                                   f"composite (MATH.md §9.5) until all {layers} are residual-free (Proposition 9.9c)",
+    facts["first_block"] = [str(t) for t in maps[0].breakpoints]
+    return LineVerdict(ABSORBABLE, f"an increasing first block breaking at {facts['first_block']} with F's ratios there, then F "
+                                   f"read through it as {layers - 1} residual-free blocks (Proposition 9.9d)",
                        witness=[block_values(g, n) for g in maps], facts=facts)
 
 
 def _pair_maps(first: LineMap, second: LineMap, n: int, clock: Budget) -> tuple | None:
-    """Two residual-free block maps of width n composing to ``second ∘ first`` (Theorems 9.6, 9.12, Propositions 9.7, 9.9), or None."""
-    target = second.after(first)
+    """Two residual-free block maps of width n composing to ``second ∘ first`` (:func:`_pair_of`, else Proposition 9.7), or None."""
+    found = _pair_of(second.after(first), n, clock)
+    if found is not None:
+        return found
+    folded = line_folds.one_fold(first, second, n, clock)
+    return None if folded is None else folded[2]
+
+
+def _pair_of(target: LineMap, n: int, clock: Budget, homeomorphic: bool = True) -> tuple | None:
+    """Two residual-free block maps of width n composing to ``target`` (Theorems 9.6, 9.12, and with ``homeomorphic`` Proposition 9.9), or None."""
     if all(slope == 0 for slope in target.slopes):
         return target, line_folds.IDENTITY
     if target.strictly_monotone():
@@ -215,8 +230,37 @@ def _pair_maps(first: LineMap, second: LineMap, n: int, clock: Budget) -> tuple 
     found = line_levels.two_blocks(target, n, clock)
     if found.status == line_levels.FOUND:
         return tuple(found.maps)
-    folded = line_folds.one_fold(first, second, n, clock)
-    return folded[2] if folded is not None else line_folds.homeomorphic_first(target, n, clock)
+    return line_folds.homeomorphic_first(target, n, clock) if homeomorphic else None
+
+
+def first_block_then(target: LineMap, layers: int, n: int, clock: Budget) -> list | None:
+    """Proposition 9.9d (witnesses only): an increasing first block taking F's ratios at some of its breakpoints, then L − 1 blocks.
+
+    The first block H (slope 1 at −∞) breaks at a set U of at most n of F's
+    breakpoints where F keeps its direction, with F's ratios there (a
+    residual-free block by Lemma 9.5), so that F ∘ H⁻¹ no longer breaks at
+    H(U); F ∘ H⁻¹ is then decided as a stack of L − 1 blocks (two by
+    :func:`_pair_of`, more by this search again). Returns the L maps, or None.
+    """
+    if layers == 2:  # Proposition 9.9's search is left out here: it costs more than all the rest
+        found = _pair_of(target, n, clock, homeomorphic=False)
+        return None if found is None else list(found)
+    points, slopes = target.breakpoints, target.slopes
+    keeps = [j for j in range(len(points)) if slopes[j] * slopes[j + 1] > 0]
+    # The identity first (F itself as L − 1 blocks), then the largest sets: they leave F ∘ H⁻¹ the fewest breakpoints.
+    sizes = [0, *range(min(n, len(keeps)), 0, -1)]
+    sets = itertools.chain.from_iterable(itertools.combinations(keeps, size) for size in sizes)
+    for chosen in itertools.islice(sets, FIRST_BLOCKS):
+        if clock.expired():
+            return None
+        ratios = itertools.accumulate((Fraction(1), *(slopes[j + 1] / slopes[j] for j in chosen)), lambda a, b: a * b)
+        first = LineMap.of([points[j] for j in chosen], list(ratios), Fraction(0))
+        if block_values(first, n) is None:
+            continue
+        rest = first_block_then(target.after(first.inverse()), layers - 1, n, clock)
+        if rest is not None:
+            return [first, *rest]
+    return None
 
 
 def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerdict:
