@@ -122,8 +122,8 @@ def homeomorphic_first(target: LineMap, n: int, clock: Budget | None = None) -> 
         ``(H, F ∘ H⁻¹)`` as :class:`LineMap`.
     """
     clock = clock or Budget.of(None, None)
-    points, slopes = target.breakpoints, target.slopes
-    keeps = {j for j in range(len(points)) if slopes[j] * slopes[j + 1] > 0}
+    points = target.breakpoints
+    keeps = set(kept_directions(target))
     # F ∘ H⁻¹ keeps every breakpoint H does not take, so H takes at least m − n of them.
     for size in range(max(0, len(points) - n), min(n, len(points)) + 1):
         for chosen in itertools.combinations(range(len(points)), size):
@@ -143,7 +143,7 @@ def homeomorphic_first(target: LineMap, n: int, clock: Budget | None = None) -> 
 def _first_with(target: LineMap, chosen: tuple, free: int | None, n: int) -> tuple | None:
     """H through ``chosen`` with F's ratios there (ratio q at ``free``), and F ∘ H⁻¹, if both are blocks for some q."""
     points, slopes = target.breakpoints, target.slopes
-    base = _homeomorphism(points, slopes, chosen, free, Fraction(1))
+    base = homeomorphism(points, slopes, chosen, free, Fraction(1))
     ratios = [Fraction(1)]
     if free is not None:
         at, outer = points[free], target.after(base.inverse())
@@ -151,15 +151,21 @@ def _first_with(target: LineMap, chosen: tuple, free: int | None, n: int) -> tup
         image = sorted(set(outer.breakpoints) | set(base(t) for t in points))
         ratios = _candidates(roots | {1 / p for p in _roots(_scaled_slopes(outer, image, IDENTITY, base(at)))})
     for ratio in ratios:
-        first = _homeomorphism(points, slopes, chosen, free, ratio)
+        first = homeomorphism(points, slopes, chosen, free, ratio)
         last = target.after(first.inverse())
         if block_values(first, n) is not None and block_values(last, n) is not None:
             return first, last
     return None
 
 
-def _homeomorphism(points, slopes, chosen: tuple, free: int | None, ratio: Fraction) -> LineMap:
-    """Slope 1 at −∞; at each chosen breakpoint F's ratio, or ``ratio`` at ``free``."""
+def kept_directions(target: LineMap) -> list:
+    """The indices of F's breakpoints where F keeps its direction (a positive slope ratio), increasing."""
+    slopes = target.slopes
+    return [j for j in range(len(target.breakpoints)) if slopes[j] * slopes[j + 1] > 0]
+
+
+def homeomorphism(points, slopes, chosen: tuple, free: int | None = None, ratio: Fraction = Fraction(1)) -> LineMap:
+    """Slope 1 at −∞; at each chosen breakpoint (indices into ``points``) F's ratio (``slopes``: F's), or ``ratio`` at ``free``."""
     current, pieces = Fraction(1), [Fraction(1)]
     for j in chosen:
         current *= ratio if j == free else slopes[j + 1] / slopes[j]

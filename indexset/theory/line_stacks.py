@@ -245,16 +245,14 @@ def first_block_then(target: LineMap, layers: int, n: int, clock: Budget) -> lis
     if layers == 2:  # Proposition 9.9's search is left out here: it costs more than all the rest
         found = _pair_of(target, n, clock, homeomorphic=False)
         return None if found is None else list(found)
-    points, slopes = target.breakpoints, target.slopes
-    keeps = [j for j in range(len(points)) if slopes[j] * slopes[j + 1] > 0]
+    keeps = line_folds.kept_directions(target)
     # The identity first (F itself as L − 1 blocks), then the largest sets: they leave F ∘ H⁻¹ the fewest breakpoints.
     sizes = [0, *range(min(n, len(keeps)), 0, -1)]
     sets = itertools.chain.from_iterable(itertools.combinations(keeps, size) for size in sizes)
     for chosen in itertools.islice(sets, FIRST_BLOCKS):
         if clock.expired():
             return None
-        ratios = itertools.accumulate((Fraction(1), *(slopes[j + 1] / slopes[j] for j in chosen)), lambda a, b: a * b)
-        first = LineMap.of([points[j] for j in chosen], list(ratios), Fraction(0))
+        first = line_folds.homeomorphism(target.breakpoints, target.slopes, chosen)
         if block_values(first, n) is None:
             continue
         rest = first_block_then(target.after(first.inverse()), layers - 1, n, clock)

@@ -296,14 +296,11 @@ def test_groups_rewrites_and_first_blocks_give_witnesses_for_three_blocks():
     assert min(met["groups"], met["rewritten"]) >= 5 and met["first_block"] >= 1, met
 
 
-def _increasing_pair(rng, points):
-    """An increasing residual-free width-2 map on R with these two breakpoints: slopes s₀, s₀ + s₂, s₂."""
-    left, right = (Fraction(int(v)) for v in rng.integers(1, 4, 2))
-    return LineMap.of(sorted(points), (left, left + right, right), Fraction(int(rng.integers(-3, 4))))
-
-
 def _increasing_balanced(rng, points):
-    """An increasing map on R breaking at each of the n sorted ``points``, balanced (Lemma 9.5: its first jump is its last slope)."""
+    """An increasing map on R breaking at each of the n sorted ``points``, balanced (Lemma 9.5: its first jump is its last slope).
+
+    For two points its slopes are s₀, s₀ + s₂, s₂.
+    """
     while True:
         first = Fraction(int(rng.integers(1, 4)))
         slopes = [first, first + int(rng.integers(1, 4)), *(Fraction(int(v)) for v in rng.integers(1, 5, len(points) - 2))]
@@ -403,11 +400,11 @@ def _perturbed(rng, stack):
 
 def _planted_three(rng, third_kinks=2):
     kinks = [Fraction(int(v)) for v in rng.choice(np.arange(-6, 7), 2, replace=False)]
-    first = _increasing_pair(rng, kinks)
+    first = _increasing_balanced(rng, kinks)
     meet = first(kinks[int(rng.integers(2))])
-    second = _increasing_pair(rng, [meet, meet + int(rng.choice([-3, -2, -1, 1, 2, 3]))])
+    second = _increasing_balanced(rng, [meet, meet + int(rng.choice([-3, -2, -1, 1, 2, 3]))])
     points = [Fraction(int(v)) for v in rng.choice(np.arange(-20, 21), 2, replace=False)]
-    third = _increasing_pair(rng, points) if third_kinks == 2 else \
+    third = _increasing_balanced(rng, points) if third_kinks == 2 else \
         LineMap.of(points[:1], (Fraction(int(rng.integers(1, 4))), Fraction(int(rng.integers(1, 4)))), Fraction(int(rng.integers(-3, 4))))
     return Stack([_as_residual_block(g) for g in (first, second, third)])
 
