@@ -46,7 +46,7 @@ def _subset_forms(forms: list) -> list:
     return out
 
 
-def both_signs(form: tuple) -> bool:
+def _both_signs(form: tuple) -> bool:
     """Whether the form has a positive and a negative coefficient."""
     return any(v > 0 for v in form) and any(v < 0 for v in form)
 
@@ -55,7 +55,7 @@ def positive_root(form: tuple) -> tuple | None:
     """u > 0 with form·u = 0 (form zero or of both signs), else None."""
     if not any(form):
         return tuple(Fraction(1) for _ in form)
-    if not both_signs(form):
+    if not _both_signs(form):
         return None
     plus = next(i for i, v in enumerate(form) if v > 0)
     minus = next(i for i, v in enumerate(form) if v < 0)
@@ -124,8 +124,8 @@ def middle_slopes(jumps: list, last: Fraction, entry: Fraction, leave: Fraction)
 
 def _both_full(first: list, second: list, size: int):
     """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
-    first = [a for a in first if not any(a) or both_signs(a)]
-    second = [b for b in second if not any(b) or both_signs(b)]
+    first = [a for a in first if not any(a) or _both_signs(a)]
+    second = [b for b in second if not any(b) or _both_signs(b)]
     if not first or not second:
         return None
     if size == 2:
@@ -148,7 +148,7 @@ def _both_full(first: list, second: list, size: int):
         for free in range(size):
             a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
             b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
-            found = _both_full([a2], [b2], 2) if (not any(a2) or both_signs(a2)) and (not any(b2) or both_signs(b2)) else None
+            found = _both_full([a2], [b2], 2) if (not any(a2) or _both_signs(a2)) and (not any(b2) or _both_signs(b2)) else None
             if found not in (None, UNDECIDED):
                 return tuple(found[1] if i == free else Fraction(1) for i in range(size))
     return UNDECIDED
