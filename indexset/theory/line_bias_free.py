@@ -10,6 +10,7 @@ through the affine class (:func:`indexset.theory.line_stacks.decide`).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from fractions import Fraction
 
@@ -22,6 +23,7 @@ from indexset.theory.line_stacks import WIDTH_ONE, LineVerdict
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R: F strictly monotone, or two blocks)"
 BIAS_FREE_COUNT = "MATH.md §9.5, Proposition 9.15b (L bias-free blocks on R break at most 2^L − 1 times)"
 BIAS_FREE_FOLD = "MATH.md §9.5, Proposition 9.15c (past 2^(L−1) breakpoints the first bias-free block folds F onto itself at 0)"
+BIAS_FREE_THREE = "MATH.md §9.5, Theorem 9.15e (three bias-free blocks on R, decided by Lemma 9.15f)"
 
 
 def decide(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
@@ -77,6 +79,15 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return LineVerdict(NOT_ABSORBABLE, f"F has m = {m} > 2^(L−1) = {2 ** (layers - 1)} breakpoints, so the first of {layers} "
                                            "bias-free blocks must fold at 0 and F(x) = F(λx) for x ≥ 0 with some λ < 0; no λ "
                                            "maps F's right half onto its left", BIAS_FREE_FOLD, facts=facts)
+    if layers == 3 and n >= 2:
+        maps = three_bias_free(target)
+        if maps is None:
+            return LineVerdict(NOT_ABSORBABLE, "no first bias-free block (a homeomorphism breaking at 0 with one of the slope ratios "
+                                               "Theorem 9.15e names, a fold of F onto itself at 0, or flat on a half-line) leaves a "
+                                               "composite of two maps breaking once each (Lemma 9.15f)", BIAS_FREE_THREE, facts=facts)
+        facts["witness_search"] = "three blocks"
+        return LineVerdict(ABSORBABLE, "a first bias-free block breaking at 0, then two maps breaking once each (Theorem 9.15e), "
+                                       f"give 3 bias-free blocks of width {n}", witness=[bias_free_values(g, n) for g in maps], facts=facts)
     clock = Budget.of(time_limit, stop)
     found = _bias_free_regrouped(stack, n, clock) if layers > 2 and n >= 2 else None
     if found is None and layers > 2 and n >= 2:
@@ -137,6 +148,8 @@ def bias_free_maps(target: LineMap, layers: int, clock: Budget) -> list | None:
     if layers == 2:
         pair = bias_free_pair(target)
         return None if pair is None else list(_at_zero(*pair))
+    if layers == 3:
+        return three_bias_free(target)
     slopes = [v for v in target.slopes if v != 0]
     for p in sorted({one, Fraction(2), Fraction(1, 2), *(a / b for a in slopes for b in slopes if a / b > 0)}):
         first = LineMap.of((zero,), (p, one), zero)
@@ -148,6 +161,135 @@ def bias_free_maps(target: LineMap, layers: int, clock: Budget) -> list | None:
             if rest is not None:  # F = H ∘ (P − s) with H(y) = outer(y + s)
                 return [LineMap.of((zero,), (p, one), -shift), *rest]
     return None
+
+
+def three_bias_free(target: LineMap) -> list | None:
+    """Theorem 9.15e: three maps, each breaking at most at its input 0, whose composite is F; None when there are none.
+
+    The first block P_1 is, up to what the second absorbs, a homeomorphism
+    with slopes (p, 1) around 0 (p from :func:`_first_ratios`), a fold of F
+    onto itself at 0, or flat on a half-line. The other two compose to
+    R = F ∘ P_1⁻¹ (on P_1's image [0, ∞) in the last two cases, where
+    :func:`_extensions` gives every R that can serve), decided by
+    :func:`two_one_kink` (Lemma 9.15f).
+
+    >>> from fractions import Fraction as Q
+    >>> hat = LineMap.of((Q(-1), Q(0), Q(1)), (Q(0), Q(1), Q(-1), Q(0)), Q(0))    # a hat on [−1, 1]
+    >>> maps = three_bias_free(hat)
+    >>> maps[2].after(maps[1]).after(maps[0]) == hat
+    True
+    >>> three_bias_free(LineMap.of((Q(1), Q(2), Q(3)), (Q(1), Q(-1), Q(1), Q(-1)), Q(0))) is None   # a W: a fold, then a fold
+    False
+    >>> three_bias_free(LineMap.of((Q(1), Q(2), Q(3)), (Q(1), Q(-1), Q(2), Q(-1)), Q(0))) is None   # F(1) ≠ F(3): no fold
+    True
+    """
+    for first, outer in _first_blocks(target):
+        found = two_one_kink(outer)
+        if found is not None:
+            shift, inner, last = found
+            maps = [LineMap.of(first.breakpoints, first.slopes, first.anchor - shift), inner, last]
+            if maps[2].after(maps[1]).after(maps[0]) != target:
+                raise AssertionError("bug: the three maps of Theorem 9.15e do not compose to F")
+            return maps
+    return None
+
+
+def two_one_kink(target: LineMap) -> tuple | None:
+    """Lemma 9.15f: R = P_3 ∘ P_2 with P_2, P_3 breaking at most once each, anywhere; (s, g_1, g_2) with g_2 ∘ g_1 = R(· + s).
+
+    g_1 breaks at most at 0 and g_2 at most at 0. Every such R has a witness
+    whose P_2 breaks at 0, at a breakpoint of R, or, when R has two and is
+    flat between slopes of opposite signs, at the point where a fold maps
+    one onto the other; Theorem 9.15 (b) decides each. None when no shift
+    works.
+    """
+    for shift in _kink_candidates(target):
+        pair = bias_free_pair(target.after(LineMap.of((), (Fraction(1),), shift)))
+        if pair is not None:
+            return (shift, *_at_zero(*pair))
+    return None
+
+
+def _kink_candidates(target: LineMap) -> list:
+    """Where P_2 may break (Lemma 9.15f): 0, R's breakpoints, and the fold point of each flat piece between opposite slopes."""
+    points, slopes = target.breakpoints, target.slopes
+    out = {Fraction(0), *points}
+    for j in range(1, len(points)):
+        left, right = slopes[j - 1], slopes[j + 1]
+        if slopes[j] == 0 and left * right < 0:
+            # A fold at t with slopes −a, b sends both ends to one value: (t − y_1)/(y_2 − t) = b/a = −right/left.
+            ratio = -right / left
+            out.add((points[j - 1] + ratio * points[j]) / (1 + ratio))
+    return sorted(out)
+
+
+def _first_blocks(target: LineMap):
+    """Theorem 9.15e's first blocks P_1 (breaking at 0, value 0 there), each with the R that R ∘ P_1 = F asks of the other two."""
+    zero, one = Fraction(0), Fraction(1)
+    for p in _first_ratios(target):
+        first = LineMap.of((zero,), (p, one), zero)
+        yield first, target.after(first.inverse())
+    points = target.breakpoints
+    ratio = folding_ratio(target)
+    if ratio is not None:  # F(x) = F(λx) for x ≥ 0, so F = R ∘ P_1 with P_1 = x on the right, x/λ on the left
+        for outer in _extensions(target):
+            yield LineMap.of((zero,), (1 / ratio, one), zero), outer
+    if target.slopes[0] == 0 and all(t >= 0 for t in points):  # F constant on (−∞, 0]: P_1 = max(x, 0)
+        for outer in _extensions(target):
+            yield LineMap.of((zero,), (zero, one), zero), outer
+    if target.slopes[-1] == 0 and all(t <= 0 for t in points):  # F constant on [0, ∞): P_1 = max(−x, 0), R read off F(−x)
+        mirrored = target.after(LineMap.of((), (-one,), zero))
+        for outer in _extensions(mirrored):
+            yield LineMap.of((zero,), (-one, zero), zero), outer
+
+
+def _first_ratios(target: LineMap) -> list:
+    """The slopes p of a homeomorphic first block worth trying: R = F ∘ P_1⁻¹ is in Lemma 9.15f's set for all p or none off these.
+
+    p only divides R's slopes left of 0. It matters where it removes R's
+    breakpoint at 0 (p = F′(0−)/F′(0+)) or where it meets the one product
+    condition of a fold with three breakpoints (r_0 r_2 = r_1 r_3, when p
+    enters it); one more p stands for every other value.
+    """
+    zero = Fraction(0)
+    left, right = target.slopes_at(zero)
+    special = set()
+    if left * right > 0:
+        special.add(left / right)
+    kinks = sorted({*target.breakpoints, zero}) if (left, right) != (zero, zero) else list(target.breakpoints)
+    if len(kinks) == 3:
+        ends = [kinks[0] - 1, *((a + b) / 2 for a, b in zip(kinks, kinks[1:])), kinks[-1] + 1]
+        slopes = [target.slopes_at(x)[0] for x in ends]
+        exponent = sum((1 if j % 2 == 0 else -1) * (x < 0) for j, x in enumerate(ends))
+        top, bottom = slopes[0] * slopes[2], slopes[1] * slopes[3]
+        if exponent and top and bottom:  # g_0 g_2 = g_1 g_3 p^e
+            value = (top / bottom) ** exponent
+            if value > 0:
+                special.add(value)
+    generic = next(Fraction(k) for k in itertools.count(1) if Fraction(k) not in special)
+    return sorted({*special, generic})
+
+
+def _extensions(target: LineMap) -> list:
+    """Every R that can agree with F on [0, ∞) inside Lemma 9.15f's set: F's right half continued linearly, and the fold through it.
+
+    R breaks at most three times. With two breakpoints u < v of F right of 0
+    and slopes f_0, f_1 of opposite signs, R may add y_1 ≤ 0 with
+    R(y_1) = R(v) and slope f_0 f_2 / f_1 left of it (a fold at u).
+    """
+    zero = Fraction(0)
+    right = [t for t in target.breakpoints if t > 0]
+    start = target.slopes_at(zero)[1]
+    out = [LineMap.sampled(right, lambda x: target(x) if x >= 0 else target(zero) + start * x)]
+    if len(right) == 2:
+        u, v = right
+        f0, f1 = (target.slopes_at(t)[0] for t in (u, v))
+        f2 = target.slopes[-1]
+        if f0 * f1 < 0:
+            y1 = u + f1 * (v - u) / f0
+            if y1 <= 0:
+                out.append(LineMap.of((y1, u, v), (f0 * f2 / f1, f0, f1, f2), target(u) + f0 * (y1 - u)))
+    return out
 
 
 def _bias_free_regrouped(stack, n: int, clock: Budget) -> tuple | None:
