@@ -258,9 +258,9 @@ def _first_ratios(target: LineMap) -> list:
         special.add(left / right)
     kinks = sorted({*target.breakpoints, zero}) if (left, right) != (zero, zero) else list(target.breakpoints)
     if len(kinks) == 3:
-        ends = [kinks[0] - 1, *((a + b) / 2 for a, b in zip(kinks, kinks[1:])), kinks[-1] + 1]
-        slopes = [target.slopes_at(x)[0] for x in ends]
-        exponent = sum((1 if j % 2 == 0 else -1) * (x < 0) for j, x in enumerate(ends))
+        inside = [kinks[0] - 1, *((a + b) / 2 for a, b in itertools.pairwise(kinks)), kinks[-1] + 1]  # a point of each piece of R
+        slopes = [target.slopes_at(x)[0] for x in inside]
+        exponent = sum((1 if j % 2 == 0 else -1) * (x < 0) for j, x in enumerate(inside))  # e: pieces left of 0 have slope g_j / p
         top, bottom = slopes[0] * slopes[2], slopes[1] * slopes[3]
         if exponent and top and bottom:  # g_0 g_2 = g_1 g_3 p^e
             value = (top / bottom) ** exponent
