@@ -218,7 +218,8 @@ def classify_stack(job: tuple) -> dict:
     index, options = job
     stack, redraws = draw_stack(index, options)
     start = time.perf_counter()
-    result = explore(stack, seed=index, starts=options["starts"], iterations=options["iterations"], time_limit=options["time_limit"])
+    result = explore(stack, target_class=options.get("class", "affine"), seed=index, starts=options["starts"], iterations=options["iterations"],
+                     time_limit=options["time_limit"])
     theory, line = result.stages.get("theory", {}), result.stages.get("line", {})
     record = {"index": index, "d": stack.d, "n": stack.n, "status": result.status, "monotone": line_map(stack).strictly_monotone() if stack.d == 1 else None,
               "blocks": result.stages.get("blockwise", {}).get("blocks"), "seconds": round(time.perf_counter() - start, 3), "redraws": redraws,
@@ -280,7 +281,7 @@ def explore_table(summary: dict) -> tuple:
 def explore_survey(args) -> dict:
     """The survey: every stack explored; the unknowns with the smallest fitting error explored again with 16 starts × 3000 steps."""
     options = {"seed": args.seed, "widths": _range(args.widths), "bound": args.range, "dims": _range(args.dims), "layers": args.layers, "activation": "relu",
-               "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances}
+               "starts": args.starts, "iterations": args.iterations, "time_limit": args.time_limit, "instances": args.instances, "class": args.target_class}
     start = time.perf_counter()
     records = _pool(classify_stack, [(index, options) for index in range(args.count)], args.jobs, chunksize=4)
     unknown = sorted((r for r in records if r["category"] == "unknown" and r["best_loss"] is not None), key=lambda r: r["best_loss"])
@@ -375,6 +376,8 @@ class Stacks:
         parser.add_argument("--widths", default="2,3,4", help="survey: widths n, cycled within each d (default %(default)s)")
         parser.add_argument("--range", type=int, default=3, help="survey: weights and biases in [−R, R] (default 3)")
         parser.add_argument("--layers", type=int, default=2, help="survey: blocks per stack (default 2)")
+        parser.add_argument("--class", dest="target_class", choices=("affine", "bias-free"), default="affine",
+                            help="survey: the residual-free blocks that count (default %(default)s)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--starts", type=int, default=4, help="survey: fitting starts per stack (default 4)")
         parser.add_argument("--iterations", type=int, default=200, help="survey: Adam steps per start (default 200)")
@@ -389,8 +392,9 @@ class Stacks:
 
     def measure(self, args):
         parts = args.part.split(",")
-        if "survey" in parts:
-            yield "survey", explore_survey(args)
+        if "survey" in parts:  # one table per depth and class: survey (two blocks, affine), survey_L3, survey_L3_bias_free, ...
+            name = "survey" + (f"_L{args.layers}" if args.layers != 2 else "") + ("_bias_free" if args.target_class == "bias-free" else "")
+            yield name, explore_survey(args)
         if "width" in parts:
             from indexset.workflows import construct
 
@@ -401,7 +405,7 @@ class Stacks:
             yield "width", {"rows": rows}
 
     def table(self, name: str, part: dict) -> dict:
-        return {name: explore_table(part["summary"]) if name == "survey" else line_width_table(part["rows"])}
+        return {name: explore_table(part["summary"]) if name.startswith("survey") else line_width_table(part["rows"])}
 
 
 SUITES = {"degenerate": Degenerate(), "stacks": Stacks()}
