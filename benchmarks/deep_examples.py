@@ -34,6 +34,14 @@
   y + σ(y − 3) + σ(2y − 6): in the bias-free class the second block alone
   does not absorb (its kink is not at 0) but the stack does (Theorem 9.15);
   in the affine class both blocks absorb.
+- ``relu_biasfree_three_d1_n2.npz``: stack 15 of the three-block survey on
+  R (``run.py stacks --layers 3 --dims 1``), width 2: no block absorbs in
+  the bias-free class, the stack does (Theorem 9.15e: F is flat between
+  slopes −3 and 6, and the second map folds at −1, between its
+  breakpoints); its witness ``relu_biasfree_three_d1_n2_witness.npz``.
+- ``relu_biasfree_three_not_d1_n2.npz``: stack 27 of that survey, width 2:
+  it absorbs as a whole in the affine class, in no bias-free stack
+  (Theorem 9.15e).
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -54,10 +62,11 @@ from surveys import draw_stack  # noqa: E402
 from indexset.exact.witness import block_instance  # noqa: E402
 from indexset.model.instance import Instance  # noqa: E402
 from indexset.model.stack import Stack  # noqa: E402
-from indexset.theory import line_stacks  # noqa: E402
+from indexset.theory import line_bias_free, line_stacks  # noqa: E402
 from indexset.workflows import construct  # noqa: E402
 
 EYE = np.eye(2, dtype=np.int64)
+THREE_ON_THE_LINE = {"seed": 0, "widths": [2, 3, 4], "bound": 3, "dims": [1], "layers": 3, "activation": "relu"}
 LEAKY = "leaky_relu:1/2"
 
 
@@ -126,6 +135,15 @@ def line_not_three() -> Stack:
                   for down, skip, b_up, b_down in (([3, -2], 2, [8, 5], 17), ([2, -3], 3, [-1, -40], -5), ([3, -2], 3, [-178, -193], -353))])
 
 
+def bias_free_three() -> tuple[Stack, Stack]:
+    """Stack 15 of the three-block survey on R and its bias-free witness by Theorem 9.15e."""
+    stack, _ = draw_stack(15, THREE_ON_THE_LINE)
+    verdict = line_bias_free.decide(stack)
+    witness = Stack([block_instance(block, values, "line") for block, values in zip(stack.blocks, verdict.witness)],
+                    {"witness_of": np.array("instances/stacks/relu_biasfree_three_d1_n2.npz")})
+    return stack, witness
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = Path(argv[0]) if argv else REPOSITORY / "instances" / "stacks"
@@ -147,7 +165,11 @@ def main(argv=None) -> int:
     chain.save(folder / "relu_chain_d1_n2_L3.npz")
     chain_witness.save(folder / "relu_chain_d1_n2_L3_witness.npz")
     line_not_three().save(folder / "relu_line_not_d1_n2_L3.npz")
-    print(f"wrote 13 files to {folder}")
+    three, three_witness = bias_free_three()
+    three.save(folder / "relu_biasfree_three_d1_n2.npz")
+    three_witness.save(folder / "relu_biasfree_three_d1_n2_witness.npz")
+    draw_stack(27, THREE_ON_THE_LINE)[0].save(folder / "relu_biasfree_three_not_d1_n2.npz")
+    print(f"wrote 16 files to {folder}")
     return 0
 
 

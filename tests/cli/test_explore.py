@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 from line_pairs import second_block_for, small_first_blocks, width_two_pair
 from line_splits import naive_two_extra
-from reference import line_block_absorbs, line_equal, naive_split, naive_two_block, stack_point_value
+from one_kink import three_by_brute_force, three_by_forms
+from reference import line_block_absorbs, line_equal, line_kinks, naive_split, naive_two_block, stack_point_value
 
 from indexset.cli.main import main
 from indexset.exact import pwl
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.theory.line import line_map
+from indexset.theory.line import LineMap, line_map
 from indexset.workflows import construct
 
 CLI = [sys.executable, "-m", "indexset"]
@@ -113,6 +114,28 @@ def test_three_blocks_with_two_extra_incidences(tmp_path):
     phi = line_map(Stack.load(STACKS / "relu_line_not_d1_n2_L3.npz"))
     assert phi.strictly_monotone() and len(phi.breakpoints) == 4
     assert not naive_split(phi, 2, 3) and naive_two_extra(phi.ratios(), 2, 3) is None
+
+
+def test_three_bias_free_blocks_through_a_process(tmp_path):
+    """Theorem 9.15e's bundled pair: exit 0 with a bias-free witness equal to the stack by the forward pass, no block absorbing on
+    its own (each breaks off 0, by the forward pass); exit 1 on the other, which the forms reference and the grid brute force agree on."""
+    found = tmp_path / "found.npz"
+    process = explore(STACKS / "relu_biasfree_three_d1_n2.npz", "--class", "bias-free", "--witness", found, "--json")
+    assert process.returncode == 0, process.stderr
+    stack = Stack.load(STACKS / "relu_biasfree_three_d1_n2.npz")
+    for block in stack.blocks:  # a bias-free block on R breaks at most at 0 (Theorem 9.15 a); each of these breaks elsewhere
+        alone = Stack([block])
+        phi = LineMap.sampled(line_kinks(alone), lambda x, alone=alone: stack_point_value(list(alone.blocks), [x])[0])
+        assert not set(phi.breakpoints) <= {0}
+    for witness in (found, STACKS / "relu_biasfree_three_d1_n2_witness.npz"):
+        loaded = Stack.load(witness)
+        assert loaded.residual_free and line_equal(stack, loaded)
+        assert all(not np.any(block.b_up) for block in loaded.blocks)
+    process = explore(STACKS / "relu_biasfree_three_not_d1_n2.npz", "--class", "bias-free", "--json")
+    assert process.returncode == 1, process.stderr
+    assert json.loads(process.stdout)["certificate"]["kind"] == "theorem"
+    phi = line_map(Stack.load(STACKS / "relu_biasfree_three_not_d1_n2.npz"))
+    assert not three_by_forms(phi, np.random.default_rng(0)) and not three_by_brute_force(phi)
 
 
 @pytest.mark.parametrize("name", ["relu_fold_not_d1_n2.npz", "relu_fold_not_d1_n3.npz"])
