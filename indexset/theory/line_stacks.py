@@ -43,7 +43,7 @@ from indexset.budget import Budget
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory import line_folds, line_levels, line_regroup
+from indexset.theory import line_folds, line_levels, line_regroup, line_turns
 from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
 from indexset.theory.line_shares import balancing_ratios, two_extra
 
@@ -155,6 +155,11 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
         decided = _two_blocks(target, n, clock, facts)
         if decided.status != UNKNOWN or clock.expired():
             return decided
+    else:  # two blocks are decided above; for more, count turns first
+        why = line_turns.ruled_out(target, layers=layers, per_block=line_turns.block_turns(n))
+        if why is not None:
+            return LineVerdict(NOT_ABSORBABLE, f"{why}: a residual-free ReLU block of width {n} on R turns at most "
+                                               f"{line_turns.block_turns(n)} times", line_turns.TURNS, facts=facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found

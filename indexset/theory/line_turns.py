@@ -1,0 +1,64 @@
+"""Turns of maps of the line, and how many a stack of blocks allows (MATH.md §9.5, Proposition 9.16, extension).
+
+A turn of a continuous piecewise-linear map is a sign change in the
+sequence of its nonzero slopes: a local extremum, at a point or across a
+flat piece, whose value is the turning value. A stack of L maps that turn
+at most τ times each turns at most (τ + 1)^L − 1 times and takes at most
+L·τ turning values; a residual-free ReLU block of width n on R has
+τ = 0, 1, n for n = 1, 2, ≥ 3, and a bias-free one τ = 1.
+
+>>> from fractions import Fraction as Q
+>>> w = LineMap.of((Q(-2), Q(0), Q(2)), (Q(-1), Q(1), Q(-1), Q(1)), Q(0))   # a W: minima 0, maximum 2
+>>> turning_values(w)
+[Fraction(0, 1), Fraction(2, 1), Fraction(0, 1)]
+>>> ruled_out(w, layers=2, per_block=1) is None     # 3 turns, 2 values: within (1 + 1)² − 1 = 3 and 2·1
+True
+"""
+
+from __future__ import annotations
+
+from indexset.theory.line import LineMap
+
+TURNS = "MATH.md §9.5, Proposition 9.16 (a stack of L blocks turning at most τ times each turns at most (τ + 1)^L − 1 times, at L·τ values)"
+
+
+def turning_values(phi: LineMap) -> list:
+    """The value at each turn of φ, left to right (a turn across a flat piece takes the piece's value)."""
+    values, sign, end = [], 0, None
+    for index, slope in enumerate(phi.slopes):
+        if slope == 0:
+            continue
+        here = 1 if slope > 0 else -1
+        if sign and here != sign:
+            values.append(phi(end))  # φ is constant from the end of the last nonzero piece to the start of this one
+        sign = here
+        end = phi.breakpoints[index] if index < len(phi.breakpoints) else None
+    return values
+
+
+def block_turns(n: int) -> int:
+    """The most turns of one residual-free ReLU block of width n on R: 0 for n = 1, 1 for n = 2, n (its n + 1 pieces) beyond."""
+    return 0 if n <= 1 else 1 if n == 2 else n
+
+
+def ruled_out(target: LineMap, *, layers: int, per_block: int) -> str | None:
+    """Why no stack of ``layers`` maps turning at most ``per_block`` times each equals F (Proposition 9.16), or None.
+
+    Parameters
+    ----------
+    target : LineMap
+        F.
+    layers : int
+        L, the number of blocks.
+    per_block : int
+        τ, the most turns of one block (:func:`block_turns`, or 1 for a
+        bias-free block).
+    """
+    values = turning_values(target)
+    most_turns, most_values = (per_block + 1) ** layers - 1, layers * per_block
+    if len(values) > most_turns:
+        return f"F turns {len(values)} times, and {layers} blocks turning at most {per_block} times each turn at most {most_turns}"
+    if len(set(values)) > most_values:
+        return (f"F takes {len(set(values))} turning values, and {layers} blocks turning at most {per_block} times each take at most "
+                f"{most_values}")
+    return None
