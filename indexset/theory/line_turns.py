@@ -1,4 +1,4 @@
-"""Turns of maps of the line, and how many a stack of blocks allows (MATH.md §9.5, Proposition 9.16, extension).
+"""Turns of maps of the line, and how many a stack of blocks allows (MATH.md §9.5, Proposition 9.19, extension).
 
 A turn of a continuous piecewise-linear map is a sign change in the
 sequence of its nonzero slopes: a local extremum, at a point or across a
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from indexset.theory.line import LineMap
 
-TURNS = "MATH.md §9.5, Proposition 9.16 (a stack of L blocks turning at most τ times each turns at most (τ + 1)^L − 1 times, at L·τ values)"
+TURNS = "MATH.md §9.5, Proposition 9.19 (a stack of L blocks turning at most τ times each turns at most (τ + 1)^L − 1 times, at L·τ values)"
 
 
 def turning_values(phi: LineMap) -> list:
@@ -42,7 +42,7 @@ def block_turns(n: int) -> int:
 
 
 def ruled_out(target: LineMap, *, layers: int, per_block: int) -> str | None:
-    """Why no stack of ``layers`` maps turning at most ``per_block`` times each equals F (Proposition 9.16), or None.
+    """Why no stack of ``layers`` maps turning at most ``per_block`` times each equals F (Proposition 9.19), or None.
 
     Parameters
     ----------

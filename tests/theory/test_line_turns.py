@@ -1,0 +1,92 @@
+"""Proposition 9.19 (turns of maps of the line, MATH.md §9.5).
+
+References, none of them the code under test: the plain forward pass over
+the raw arrays (``reference.stack_point_value`` at ``reference.line_kinks``'s
+points), and turns counted from the values alone: the local extrema of the
+sequence of values at the breakpoints and one step beyond each end.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from reference import line_kinks, stack_point_value
+
+from indexset.model.instance import Instance
+from indexset.model.stack import Stack
+from indexset.result import NOT_ABSORBABLE
+from indexset.theory import line_stacks, line_turns
+from indexset.theory.line import LineMap
+
+
+def _values_at_kinks(stack: Stack) -> list:
+    """F at its kinks and one step beyond the first and the last, by the forward pass."""
+    xs = sorted(set(line_kinks(stack)))
+    xs = [xs[0] - 1, *xs, xs[-1] + 1] if xs else [Fraction(0), Fraction(1)]
+    return [stack_point_value(list(stack.blocks), [x])[0] for x in xs]
+
+
+def turns_by_values(values: list) -> list:
+    """The turning values of the map through these points (linear between them and beyond): local extrema of the sequence, equal runs merged."""
+    merged = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+    return [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
+
+
+def _free_block(rng, n: int) -> Instance:
+    """A residual-free ReLU block on R of width n with small integer weights (zero output weights allowed)."""
+    up = rng.choice([-2, -1, 1, 2], size=(n, 1))
+    return Instance(up, rng.integers(-3, 4, size=(1, n)), b_up=rng.integers(-4, 5, n), b_down=rng.integers(-3, 4, 1), residual_free=True)
+
+
+def _residual_block(rng, n: int) -> Instance:
+    up = rng.choice([-2, -1, 1, 2], size=(n, 1))
+    return Instance(up, rng.choice([-3, -2, -1, 1, 2, 3], size=(1, n)), skip=np.array([[int(rng.choice([-2, -1, 1, 2]))]]),
+                    b_up=rng.integers(-4, 5, n), b_down=rng.integers(-3, 4, 1))
+
+
+def test_turning_values_match_the_values_reference():
+    """``turning_values`` of a stack's map equals the local extrema of its values at the kinks (flat runs merged)."""
+    rng = np.random.default_rng(51)
+    for _ in range(120):
+        n = int(rng.integers(1, 4))
+        stack = Stack([_residual_block(rng, n) for _ in range(int(rng.integers(1, 4)))])
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        assert line_turns.turning_values(target) == turns_by_values(_values_at_kinks(stack))
+
+
+def test_residual_free_stacks_stay_within_the_bounds():
+    """Planted residual-free stacks (L = 1–4, n = 1–4): turns and turning values within the bounds, never ruled out by them; one block
+    reaches its τ at n = 2, and a built one at n = 3 (slopes 2, −4, 1, −1)."""
+    rng = np.random.default_rng(53)
+    reached = set()
+    for _ in range(300):
+        n, layers = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        stack = Stack([_free_block(rng, n) for _ in range(layers)])
+        values = turns_by_values(_values_at_kinks(stack))
+        tau = line_turns.block_turns(n)
+        assert len(values) <= (tau + 1) ** layers - 1 and len(set(values)) <= layers * tau, (n, layers, values)
+        if layers == 1 and len(values) == tau and n == 2:
+            reached.add(n)
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        assert line_turns.ruled_out(target, layers=layers, per_block=tau) is None
+        if layers >= 3 and n >= 2 and not target.strictly_monotone():
+            assert line_stacks.decide(stack, time_limit=5).theorem != line_turns.TURNS
+    three = Instance(np.array([[-1], [1], [1]]), np.array([[-2, -6, 5]]), b_up=np.array([3, -1, -2]), residual_free=True)
+    if len(turns_by_values(_values_at_kinks(Stack([three])))) == line_turns.block_turns(3):
+        reached.add(3)
+    assert reached == {2, 3}, reached
+
+
+def test_residual_stacks_past_the_bounds_are_proven_not_absorbable():
+    """Three residual blocks of width 2 on R whose values reference turns past 7 times or at more than 3 values: not absorbable."""
+    rng = np.random.default_rng(57)
+    proven = 0
+    for _ in range(1200):
+        stack = Stack([_residual_block(rng, 2) for _ in range(3)])
+        values = turns_by_values(_values_at_kinks(stack))
+        if len(values) > 7 or len(set(values)) > 3:
+            verdict = line_stacks.decide(stack, time_limit=5)
+            assert verdict.status == NOT_ABSORBABLE, verdict.reason
+            proven += verdict.theorem == line_turns.TURNS
+    assert proven >= 5, proven
