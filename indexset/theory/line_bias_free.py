@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory import line_regroup, line_stacks
+from indexset.theory import line_regroup, line_stacks, line_turns
 from indexset.theory.line import LineMap, bias_free_values, block_map, line_map
 from indexset.theory.line_stacks import WIDTH_ONE, LineVerdict
 
@@ -27,19 +27,22 @@ BIAS_FREE_THREE = "MATH.md §9.5, Theorem 9.15e (three bias-free blocks on R, de
 
 
 def decide(stack, *, time_limit: float | None = None, stop: threading.Event | None = None) -> LineVerdict:
-    """The bias-free class on R (no bias inside σ): Theorem 9.15 for strictly monotone F or two blocks, else what the affine class implies.
+    """The bias-free class on R (no bias inside σ): decided for strictly monotone F and for two or three blocks, else searched.
 
     A bias-free block of width n ≥ 2 on R is a map with at most one
     breakpoint, at 0. For strictly monotone F (m breakpoints, L blocks) a
     stack of them equals F iff m ≤ L − 1, or m = L and 0 is a breakpoint of
-    F; two blocks are decided for any F by :func:`bias_free_pair`. For
-    L ≥ 3, more than 2^L − 1 breakpoints prove that none does (Proposition
-    9.15b), and so do more than 2^(L−1) when F is not folded onto itself at
-    0 (Proposition 9.15c, :func:`folding_ratio`); groups and rewrites of
-    pairs (Propositions 9.9b, 9.9c) and a monotone first block
-    (Proposition 9.15d, :func:`bias_free_maps`) look for a witness. Otherwise an affine-class ``not_absorbable`` carries
-    over (bias-free blocks are affine blocks), and an affine witness counts
-    only if it has no bias inside σ.
+    F; two blocks are decided for any F by :func:`bias_free_pair`, three by
+    :func:`three_bias_free` (Theorem 9.15e). For L ≥ 3, more than 2^L − 1
+    breakpoints prove that none does (Proposition 9.15b), and so do more
+    than 2^(L−1) when F is not folded onto itself at 0 (Proposition 9.15c,
+    :func:`folding_ratio`); for L ≥ 4, so do more than L turning values
+    (Proposition 9.19: each block turns at most once). Beyond these, groups
+    and rewrites of pairs (Propositions 9.9b, 9.9c) and a monotone first
+    block (Proposition 9.15d, :func:`bias_free_maps`) look for a witness.
+    Otherwise an affine-class ``not_absorbable`` carries over (bias-free
+    blocks are affine blocks), and an affine witness counts only if it has
+    no bias inside σ.
 
     Returns
     -------
@@ -79,6 +82,11 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         return LineVerdict(NOT_ABSORBABLE, f"F has m = {m} > 2^(L−1) = {2 ** (layers - 1)} breakpoints, so the first of {layers} "
                                            "bias-free blocks must fold at 0 and F(x) = F(λx) for x ≥ 0 with some λ < 0; no λ "
                                            "maps F's right half onto its left", BIAS_FREE_FOLD, facts=facts)
+    if layers > 3:
+        why = line_turns.ruled_out(target, layers=layers, per_block=1)
+        if why is not None:
+            return LineVerdict(NOT_ABSORBABLE, f"{why}: a bias-free block on R breaks at most once, so turns at most once",
+                               line_turns.TURNS, facts=facts)
     if layers == 3 and n >= 2:
         maps = three_bias_free(target)
         if maps is None:

@@ -16,7 +16,7 @@ from reference import line_kinks, stack_point_value
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import NOT_ABSORBABLE
-from indexset.theory import line_stacks, line_turns
+from indexset.theory import line_bias_free, line_stacks, line_turns
 from indexset.theory.line import LineMap
 
 
@@ -90,3 +90,32 @@ def test_residual_stacks_past_the_bounds_are_proven_not_absorbable():
             assert verdict.status == NOT_ABSORBABLE, verdict.reason
             proven += verdict.theorem == line_turns.TURNS
     assert proven >= 5, proven
+
+
+def _zigzag_stack(rng, layers: int, n: int) -> Stack:
+    """L residual blocks of width n on R: L − 1 identities, then a map with n integer kinks and slopes of alternating signs."""
+    kinks = np.sort(rng.choice(np.arange(-6, 7), n, replace=False))
+    slopes = [int(rng.integers(1, 4)) * (-1) ** j for j in range(n + 1)]
+    jumps = [b - a for a, b in zip(slopes, slopes[1:])]
+    ones = np.ones((n, 1), dtype=np.int64)
+    identity = Instance(ones, np.zeros((1, n), dtype=np.int64), skip=np.array([[1]]), b_up=np.zeros(n, dtype=np.int64))
+    last = Instance(ones, np.array([jumps]), skip=np.array([[slopes[0]]]), b_up=-kinks, b_down=np.array([int(rng.integers(-3, 4))]))
+    return Stack([identity] * (layers - 1) + [last])
+
+
+def test_bias_free_stacks_of_four_with_more_than_four_turning_values_are_ruled_out():
+    """Proposition 9.19 in the bias-free class (each block turns at most once): four blocks whose map turns at more than four values,
+    by the values reference, are proven not absorbable; with at most four, never by it."""
+    rng = np.random.default_rng(59)
+    proven, spared = 0, 0
+    for _ in range(60):
+        stack = _zigzag_stack(rng, 4, int(rng.integers(4, 8)))
+        values = set(turns_by_values(_values_at_kinks(stack)))
+        verdict = line_bias_free.decide(stack, time_limit=5)
+        if len(values) > 4:
+            assert verdict.status == NOT_ABSORBABLE, verdict.reason
+            proven += verdict.theorem == line_turns.TURNS
+        else:
+            assert verdict.theorem != line_turns.TURNS
+            spared += 1
+    assert proven >= 10 and spared >= 5, (proven, spared)
