@@ -8,6 +8,7 @@ sequence of values at the breakpoints and one step beyond each end.
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -96,7 +97,7 @@ def _zigzag_stack(rng, layers: int, n: int) -> Stack:
     """L residual blocks of width n on R: L − 1 identities, then a map with n integer kinks and slopes of alternating signs."""
     kinks = np.sort(rng.choice(np.arange(-6, 7), n, replace=False))
     slopes = [int(rng.integers(1, 4)) * (-1) ** j for j in range(n + 1)]
-    jumps = [b - a for a, b in zip(slopes, slopes[1:])]
+    jumps = [b - a for a, b in itertools.pairwise(slopes)]
     ones = np.ones((n, 1), dtype=np.int64)
     identity = Instance(ones, np.zeros((1, n), dtype=np.int64), skip=np.array([[1]]), b_up=np.zeros(n, dtype=np.int64))
     last = Instance(ones, np.array([jumps]), skip=np.array([[slopes[0]]]), b_up=-kinks, b_down=np.array([int(rng.integers(-3, 4))]))
