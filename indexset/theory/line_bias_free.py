@@ -37,7 +37,8 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
     breakpoints prove that none does (Proposition 9.15b), and so do more
     than 2^(L−1) when F is not folded onto itself at 0 (Proposition 9.15c,
     :func:`folding_ratio`); for L ≥ 4, so do more than L turning values
-    (Proposition 9.19: each block turns at most once). Beyond these, groups
+    (Proposition 9.19: each block turns at most once) and turns that match
+    at none of them (Proposition 9.20). Beyond these, groups
     and rewrites of pairs (Propositions 9.9b, 9.9c) and a monotone first
     block (Proposition 9.15d, :func:`bias_free_maps`) look for a witness.
     Otherwise an affine-class ``not_absorbable`` carries over (bias-free
@@ -87,6 +88,10 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
         if why is not None:
             return LineVerdict(NOT_ABSORBABLE, f"{why}: a bias-free block on R breaks at most once, so turns at most once",
                                line_turns.TURNS, facts=facts)
+        if line_turns.unmatched(target):
+            return LineVerdict(NOT_ABSORBABLE, "F turns twice or more with nonzero end slopes and at none of its turns do the "
+                                               "turning values on its two sides agree outward; bias-free blocks turn at most once, "
+                                               "so the first block to turn would make them agree", line_turns.UNMATCHED, facts=facts)
     if layers == 3 and n >= 2:
         maps = three_bias_free(target)
         if maps is None:

@@ -1,11 +1,13 @@
-"""Turns of maps of the line, and how many a stack of blocks allows (MATH.md §9.5, Proposition 9.19, extension).
+"""Turns of maps of the line, and what a stack of blocks allows of them (MATH.md §9.5, Propositions 9.19 and 9.20, extension).
 
 A turn of a continuous piecewise-linear map is a sign change in the
 sequence of its nonzero slopes: a local extremum, at a point or across a
 flat piece, whose value is the turning value. A stack of L maps that turn
 at most τ times each turns at most (τ + 1)^L − 1 times and takes at most
 L·τ turning values; a residual-free ReLU block of width n on R has
-τ = 0, 1, n for n = 1, 2, ≥ 3, and a bias-free one τ = 1.
+τ = 0, 1, n for n = 1, 2, ≥ 3, and a bias-free one τ = 1. When τ = 1, a
+composite turning twice or more with nonzero end slopes has a turn whose
+two outward sequences of turning values agree (:func:`unmatched`).
 
 >>> from fractions import Fraction as Q
 >>> w = LineMap.of((Q(-2), Q(0), Q(2)), (Q(-1), Q(1), Q(-1), Q(1)), Q(0))   # a W: minima 0, maximum 2
@@ -20,6 +22,7 @@ from __future__ import annotations
 from indexset.theory.line import LineMap
 
 TURNS = "MATH.md §9.5, Proposition 9.19 (a stack of L blocks turning at most τ times each turns at most (τ + 1)^L − 1 times, at L·τ values)"
+UNMATCHED = "MATH.md §9.5, Proposition 9.20 (maps that turn at most once compose to no F whose turns match at none of its turns)"
 
 
 def turning_values(phi: LineMap) -> list:
@@ -62,3 +65,23 @@ def ruled_out(target: LineMap, *, layers: int, per_block: int) -> str | None:
         return (f"F takes {len(set(values))} turning values, and {layers} blocks turning at most {per_block} times each take at most "
                 f"{most_values}")
     return None
+
+
+def unmatched(target: LineMap) -> bool:
+    """Proposition 9.20's hypothesis: nonzero end slopes, two turns or more, and at no turn equal outward turning values.
+
+    At the turn with index i the outward sequences are the turning values
+    before it, nearest first, and those after it. When this holds, no
+    composite of maps that each turn at most once equals F.
+
+    >>> from fractions import Fraction as Q
+    >>> w = LineMap.of((Q(-2), Q(0), Q(2)), (Q(-1), Q(1), Q(-1), Q(1)), Q(0))   # a W, symmetric about its peak
+    >>> unmatched(w)
+    False
+    >>> unmatched(LineMap.of((Q(-2), Q(0), Q(2)), (Q(-1), Q(1), Q(-2), Q(1)), Q(0)))   # minima 0 and −2: none agrees
+    True
+    """
+    if target.slopes[0] == 0 or target.slopes[-1] == 0:
+        return False
+    values = turning_values(target)
+    return len(values) >= 2 and all(values[:i][::-1] != values[i + 1:] for i in range(len(values)))

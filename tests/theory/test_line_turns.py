@@ -120,3 +120,46 @@ def test_bias_free_stacks_of_four_with_more_than_four_turning_values_are_ruled_o
             assert verdict.theorem != line_turns.TURNS
             spared += 1
     assert proven >= 10 and spared >= 5, (proven, spared)
+
+
+def unmatched_by_values(values: list) -> bool:
+    """Proposition 9.20's hypothesis from the values alone: the ends move, two turns or more, and no turn with equal sides outward."""
+    if values[0] == values[1] or values[-1] == values[-2]:
+        return False
+    turning = turns_by_values(values)
+    return len(turning) >= 2 and not any(turning[:i][::-1] == turning[i + 1:] for i in range(len(turning)))
+
+
+def test_unmatched_turns_hold_against_the_exact_decisions_and_planted_stacks():
+    """Proposition 9.20. Planted stacks of width-2 residual-free blocks and of bias-free maps (L = 2–4) never meet its hypothesis;
+    random residual stacks that do are not absorbable by the exact decisions it does not use (Theorem 9.12 for two blocks of width 2,
+    Theorem 9.15e for three bias-free blocks), and ``line_stacks.decide`` proves three blocks of width 2 not absorbable by it
+    (or by Proposition 9.19 first)."""
+    rng = np.random.default_rng(61)
+    seen = {"two": 0, "three": 0, "planted": 0}
+    for _ in range(600):
+        layers = int(rng.integers(2, 5))
+        planted = Stack([_free_block(rng, 2) for _ in range(layers)])
+        values = _values_at_kinks(planted)
+        assert not unmatched_by_values(values)
+        seen["planted"] += len(turns_by_values(values)) >= 2
+    for _ in range(200):
+        maps = [Instance(np.array([[int(rng.choice([-2, -1, 1, 2]))]] * 2), np.array([[int(rng.integers(-3, 4)), 0]]),
+                         b_up=np.array([0, 0]), b_down=rng.integers(-3, 4, 1), residual_free=True) for _ in range(3)]
+        shifted = [maps[0]] + [Instance(m.W_up, m.W_down, b_up=-m.W_up[:, 0] * int(rng.integers(-2, 3)), b_down=m.b_down,
+                                        residual_free=True) for m in maps[1:]]
+        assert not unmatched_by_values(_values_at_kinks(Stack(shifted)))
+    for _ in range(800):
+        layers = 2 + int(rng.integers(0, 2))
+        stack = Stack([_residual_block(rng, 2) for _ in range(layers)])
+        if not unmatched_by_values(_values_at_kinks(stack)):
+            continue
+        if layers == 2:
+            assert line_stacks.decide(stack, time_limit=10).status == NOT_ABSORBABLE
+            seen["two"] += 1
+        else:
+            assert line_bias_free.decide(stack, time_limit=10).status == NOT_ABSORBABLE
+            verdict = line_stacks.decide(stack, time_limit=10)
+            assert verdict.theorem in (line_turns.TURNS, line_turns.UNMATCHED)
+            seen["three"] += verdict.theorem == line_turns.UNMATCHED
+    assert min(seen.values()) >= 10, seen
