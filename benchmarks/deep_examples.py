@@ -42,6 +42,9 @@
 - ``relu_biasfree_three_not_d1_n2.npz``: stack 27 of that survey, width 2:
   it absorbs as a whole in the affine class, in no bias-free stack
   (Theorem 9.15e).
+- ``relu_unmatched_not_d1_n2_L3.npz``: stack 18 of that survey, width 2:
+  its composite turns twice, at −485 and then −245, with nonzero end
+  slopes, so its turns match nowhere: not absorbable by Proposition 9.20.
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -169,7 +172,8 @@ def main(argv=None) -> int:
     three.save(folder / "relu_biasfree_three_d1_n2.npz")
     three_witness.save(folder / "relu_biasfree_three_d1_n2_witness.npz")
     draw_stack(27, THREE_ON_THE_LINE)[0].save(folder / "relu_biasfree_three_not_d1_n2.npz")
-    print(f"wrote 16 files to {folder}")
+    draw_stack(18, THREE_ON_THE_LINE)[0].save(folder / "relu_unmatched_not_d1_n2_L3.npz")
+    print(f"wrote 17 files to {folder}")
     return 0
 
 

@@ -138,6 +138,21 @@ def test_three_bias_free_blocks_through_a_process(tmp_path):
     assert not three_by_forms(phi, np.random.default_rng(0)) and not three_by_brute_force(phi)
 
 
+def test_unmatched_turns_through_a_process():
+    """Proposition 9.20's bundled example: exit 1 naming a theorem; by the forward pass the composite turns twice with moving ends and
+    its two turning values differ, so neither turn has equal sides."""
+    process = explore(STACKS / "relu_unmatched_not_d1_n2_L3.npz", "--json")
+    assert process.returncode == 1, process.stderr
+    assert json.loads(process.stdout)["certificate"]["kind"] == "theorem"
+    stack = Stack.load(STACKS / "relu_unmatched_not_d1_n2_L3.npz")
+    xs = sorted(set(line_kinks(stack)))
+    values = [stack_point_value(list(stack.blocks), [x])[0] for x in [xs[0] - 1, *xs, xs[-1] + 1]]
+    merged = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+    turning = [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
+    assert stack.n == 2 and values[0] != values[1] and values[-1] != values[-2]
+    assert len(turning) == 2 and turning[0] != turning[1]
+
+
 @pytest.mark.parametrize("name", ["relu_fold_not_d1_n2.npz", "relu_fold_not_d1_n3.npz"])
 def test_exit_one_on_a_folding_composite(name):
     """Theorem 9.12's no, held to Theorem 9.11's own search at width 2 and to brute force over small first blocks."""
