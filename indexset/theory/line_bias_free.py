@@ -84,23 +84,11 @@ def decide(stack, *, time_limit: float | None = None, stop: threading.Event | No
                                            "bias-free blocks must fold at 0 and F(x) = F(λx) for x ≥ 0 with some λ < 0; no λ "
                                            "maps F's right half onto its left", BIAS_FREE_FOLD, facts=facts)
     if layers > 3:
-        why = line_turns.ruled_out(target, layers=layers, per_block=1)
-        if why is not None:
-            return LineVerdict(NOT_ABSORBABLE, f"{why}: a bias-free block on R breaks at most once, so turns at most once",
-                               line_turns.TURNS, facts=facts)
-        if line_turns.unmatched(target):
-            return LineVerdict(NOT_ABSORBABLE, "F turns twice or more with nonzero end slopes and at none of its turns do the "
-                                               "turning values on its two sides agree outward; bias-free blocks turn at most once, "
-                                               "so the first block to turn would make them agree", line_turns.UNMATCHED, facts=facts)
+        proven = line_turns.proven_impossible(target, layers=layers, per_block=1, blocks="a bias-free block on R, breaking at most once,")
+        if proven is not None:
+            return LineVerdict(NOT_ABSORBABLE, proven[1], proven[0], facts=facts)
     if layers == 3 and n >= 2:
-        maps = three_bias_free(target)
-        if maps is None:
-            return LineVerdict(NOT_ABSORBABLE, "no first bias-free block (a homeomorphism breaking at 0 with one of the slope ratios "
-                                               "Theorem 9.15e names, a fold of F onto itself at 0, or flat on a half-line) leaves a "
-                                               "composite of two maps breaking once each (Lemma 9.15f)", BIAS_FREE_THREE, facts=facts)
-        facts["witness_search"] = "three blocks"
-        return LineVerdict(ABSORBABLE, "a first bias-free block breaking at 0, then two maps breaking once each (Theorem 9.15e), "
-                                       f"give 3 bias-free blocks of width {n}", witness=[bias_free_values(g, n) for g in maps], facts=facts)
+        return _three_blocks(target, n, facts)
     clock = Budget.of(time_limit, stop)
     found = _bias_free_regrouped(stack, n, clock) if layers > 2 and n >= 2 else None
     if found is None and layers > 2 and n >= 2:
@@ -174,6 +162,18 @@ def bias_free_maps(target: LineMap, layers: int, clock: Budget) -> list | None:
             if rest is not None:  # F = H ∘ (P − s) with H(y) = outer(y + s)
                 return [LineMap.of((zero,), (p, one), -shift), *rest]
     return None
+
+
+def _three_blocks(target: LineMap, n: int, facts: dict) -> LineVerdict:
+    """Theorem 9.15e's verdict for three bias-free blocks of width n ≥ 2 on R."""
+    maps = three_bias_free(target)
+    if maps is None:
+        return LineVerdict(NOT_ABSORBABLE, "no first bias-free block (a homeomorphism breaking at 0 with one of the slope ratios "
+                                           "Theorem 9.15e names, a fold of F onto itself at 0, or flat on a half-line) leaves a "
+                                           "composite of two maps breaking once each (Lemma 9.15f)", BIAS_FREE_THREE, facts=facts)
+    facts["witness_search"] = "three blocks"
+    return LineVerdict(ABSORBABLE, "a first bias-free block breaking at 0, then two maps breaking once each (Theorem 9.15e), "
+                                   f"give 3 bias-free blocks of width {n}", witness=[bias_free_values(g, n) for g in maps], facts=facts)
 
 
 def three_bias_free(target: LineMap) -> list | None:

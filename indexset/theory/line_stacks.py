@@ -156,14 +156,10 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
         if decided.status != UNKNOWN or clock.expired():
             return decided
     else:  # two blocks are decided above; for more, count turns first
-        why = line_turns.ruled_out(target, layers=layers, per_block=line_turns.block_turns(n))
-        if why is not None:
-            return LineVerdict(NOT_ABSORBABLE, f"{why}: a residual-free ReLU block of width {n} on R turns at most "
-                                               f"{line_turns.block_turns(n)} times", line_turns.TURNS, facts=facts)
-        if n == 2 and line_turns.unmatched(target):
-            return LineVerdict(NOT_ABSORBABLE, "F turns twice or more with nonzero end slopes and at none of its turns do the "
-                                               "turning values on its two sides agree outward; blocks of width 2 turn at most once, "
-                                               "so the first block to turn would make them agree", line_turns.UNMATCHED, facts=facts)
+        proven = line_turns.proven_impossible(target, layers=layers, per_block=line_turns.block_turns(n),
+                                              blocks=f"a residual-free ReLU block of width {n} on R")
+        if proven is not None:
+            return LineVerdict(NOT_ABSORBABLE, proven[1], proven[0], facts=facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found

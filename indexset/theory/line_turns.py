@@ -44,6 +44,20 @@ def block_turns(n: int) -> int:
     return 0 if n <= 1 else 1 if n == 2 else n
 
 
+def proven_impossible(target: LineMap, *, layers: int, per_block: int, blocks: str) -> tuple | None:
+    """``(theorem, reason)`` when Proposition 9.19, or for τ ≤ 1 Proposition 9.20, rules F out for ``layers`` such blocks; else None.
+
+    ``blocks`` names the blocks in the reason (e.g. "a bias-free block on R").
+    """
+    why = ruled_out(target, layers=layers, per_block=per_block)
+    if why is not None:
+        return TURNS, f"{why}: {blocks} turns at most {per_block} time{'s' if per_block != 1 else ''}"
+    if per_block <= 1 and unmatched(target):
+        return UNMATCHED, ("F turns twice or more with nonzero end slopes and at none of its turns do the turning values on its two "
+                           f"sides agree outward; {blocks} turns at most once, so the first block to turn would make them agree")
+    return None
+
+
 def ruled_out(target: LineMap, *, layers: int, per_block: int) -> str | None:
     """Why no stack of ``layers`` maps turning at most ``per_block`` times each equals F (Proposition 9.19), or None.
 
