@@ -43,7 +43,7 @@ from indexset.budget import Budget
 from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
-from indexset.theory import line_folds, line_levels, line_regroup, line_turns
+from indexset.theory import line_folds, line_levels, line_regroup, line_turns, line_width_two
 from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
 from indexset.theory.line_shares import balancing_ratios, two_extra
 
@@ -160,6 +160,8 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                                               blocks=f"a residual-free ReLU block of width {n} on R")
         if proven is not None:
             return LineVerdict(NOT_ABSORBABLE, proven[1], proven[0], facts=facts)
+        if layers == 3 and n == 2 and line_width_two.applies(target):
+            return _three_width_two(target, facts)
     found = line_folds.one_fold(*(block_map(block) for block in stack.blocks), n, clock) if layers == 2 else None
     if found is not None:
         fold, ratio, maps = found
@@ -184,6 +186,18 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
                  "MATH.md §9.5 decides")
     why = clock.halt_reason() or f"{tried}homeomorphic first blocks (Proposition 9.9) gave no witness; {open_case}"
     return LineVerdict(UNKNOWN, why, facts=facts)
+
+
+def _three_width_two(target: LineMap, facts: dict) -> LineVerdict:
+    """Theorem 9.21's verdict: three blocks of width 2, F turning four times or more with no zero slope."""
+    maps = line_width_two.three_blocks(target)
+    if maps is None:
+        return LineVerdict(NOT_ABSORBABLE, "F turns four times or more with no zero slope, so the first two blocks of width 2 must "
+                                           "fold at turns whose sides match; no such pair of folds leaves a third block",
+                           line_width_two.THREE_WIDTH_TWO, facts=facts)
+    return LineVerdict(ABSORBABLE, "F turns four times or more; a fold at a turn whose sides match, a fold at a turn of the half "
+                                   "it leaves, and the third block read off (Theorem 9.21) give 3 residual-free blocks of width 2",
+                       witness=[block_values(g, 2) for g in maps], facts=facts)
 
 
 def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
