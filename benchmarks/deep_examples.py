@@ -45,6 +45,10 @@
 - ``relu_unmatched_not_d1_n2_L3.npz``: stack 18 of that survey, width 2:
   its composite turns twice, at −485 and then −245, with nonzero end
   slopes, so its turns match nowhere: not absorbable by Proposition 9.20.
+- ``relu_turns_not_d1_n2_L3.npz``: stack 126 of that survey, width 2: its
+  composite has no zero slope and turns five times, at −1, 1, −1, 1, −1,
+  so its sides match at the middle turn and the counts allow it; not
+  absorbable by Theorem 9.21.
 
 Usage: ``python benchmarks/deep_examples.py [FOLDER]`` (default instances/stacks).
 """
@@ -173,7 +177,8 @@ def main(argv=None) -> int:
     three_witness.save(folder / "relu_biasfree_three_d1_n2_witness.npz")
     draw_stack(27, THREE_ON_THE_LINE)[0].save(folder / "relu_biasfree_three_not_d1_n2.npz")
     draw_stack(18, THREE_ON_THE_LINE)[0].save(folder / "relu_unmatched_not_d1_n2_L3.npz")
-    print(f"wrote 17 files to {folder}")
+    draw_stack(126, THREE_ON_THE_LINE)[0].save(folder / "relu_turns_not_d1_n2_L3.npz")
+    print(f"wrote 18 files to {folder}")
     return 0
 
 

@@ -6,6 +6,7 @@ region enumeration, a ``no`` by the block-wise and theorem facts it names.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -151,6 +152,20 @@ def test_unmatched_turns_through_a_process():
     turning = [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
     assert stack.n == 2 and values[0] != values[1] and values[-1] != values[-2]
     assert len(turning) == 2 and turning[0] != turning[1]
+
+
+def test_five_turns_of_three_width_two_blocks_through_a_process():
+    """Theorem 9.21's bundled example: exit 1 naming a theorem. By the forward pass its composite has no zero slope (moving ends and
+    no equal neighbouring values) and turns five times at −1, 1, −1, 1, −1: the counts of Propositions 9.19 and 9.20 allow it."""
+    process = explore(STACKS / "relu_turns_not_d1_n2_L3.npz", "--json")
+    assert process.returncode == 1, process.stderr
+    assert json.loads(process.stdout)["certificate"]["kind"] == "theorem"
+    stack = Stack.load(STACKS / "relu_turns_not_d1_n2_L3.npz")
+    xs = sorted(set(line_kinks(stack)))
+    values = [stack_point_value(list(stack.blocks), [x])[0] for x in [xs[0] - 1, *xs, xs[-1] + 1]]
+    assert all(a != b for a, b in itertools.pairwise(values))
+    turning = [b for a, b, c in zip(values, values[1:], values[2:]) if (b - a) * (c - b) < 0]
+    assert turning == [-1, 1, -1, 1, -1]
 
 
 @pytest.mark.parametrize("name", ["relu_fold_not_d1_n2.npz", "relu_fold_not_d1_n3.npz"])
