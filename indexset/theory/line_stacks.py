@@ -188,6 +188,29 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
     return LineVerdict(UNKNOWN, why, facts=facts)
 
 
+def fold_first_then(target: LineMap, n: int, clock: Budget) -> list | None:
+    """Proposition 9.9e (witnesses only): a first block folding at a turn of F whose sides match, then F's half as two blocks.
+
+    For F with no zero slope: at each turn x_0 with a lap matching θ
+    (:func:`line_width_two.matching`), the two folds of
+    :func:`line_width_two.folds` that are blocks of width n, and the half
+    they leave, continued linearly, decided as two blocks. Returns the
+    three maps, or None.
+    """
+    if any(slope == 0 for slope in target.slopes):
+        return None
+    for x0 in (t for j, t in enumerate(target.breakpoints) if target.slopes[j] * target.slopes[j + 1] < 0):
+        left, right = line_width_two.sides(target, x0)
+        theta = line_width_two.matching(left, right, None)
+        for first, half in (line_width_two.folds(x0, theta, left, right) if theta is not None else ()):
+            if clock.expired():
+                return None
+            pair = _pair_of(line_width_two.half_line(half), n, clock, homeomorphic=False) if block_values(first, n) else None
+            if pair is not None and pair[1].after(pair[0]).after(first) == target:
+                return [first, *pair]
+    return None
+
+
 def _three_width_two(target: LineMap, facts: dict) -> LineVerdict:
     """Theorem 9.21's verdict: three blocks of width 2, F turning four times or more with no zero slope."""
     maps = line_width_two.three_blocks(target)
@@ -218,12 +241,19 @@ def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
         return LineVerdict(ABSORBABLE, f"adjacent blocks replaced, pair by pair, by two residual-free blocks of width {n} with the same "
                                        f"composite (MATH.md §9.5) until all {layers} are residual-free (Proposition 9.9c)",
                            witness=[block_values(g, n) for g in maps], facts=facts)
-    maps = first_block_then(line_map(stack), layers, n, clock)
+    target = line_map(stack)
+    maps = first_block_then(target, layers, n, clock)
+    if maps is not None:
+        facts["first_block"] = [str(t) for t in maps[0].breakpoints]
+        return LineVerdict(ABSORBABLE, f"an increasing first block breaking at {facts['first_block']} with F's ratios there, then F "
+                                       f"read through it as {layers - 1} residual-free blocks (Proposition 9.9d)",
+                           witness=[block_values(g, n) for g in maps], facts=facts)
+    maps = fold_first_then(target, n, clock) if layers == 3 else None
     if maps is None:
         return None
-    facts["first_block"] = [str(t) for t in maps[0].breakpoints]
-    return LineVerdict(ABSORBABLE, f"an increasing first block breaking at {facts['first_block']} with F's ratios there, then F "
-                                   f"read through it as {layers - 1} residual-free blocks (Proposition 9.9d)",
+    facts["folding_first_block"] = [str(t) for t in maps[0].breakpoints]
+    return LineVerdict(ABSORBABLE, f"a first block folding at a turn of F whose sides match (breakpoints {facts['folding_first_block']}), "
+                                   "then the half of F it leaves as 2 residual-free blocks (Proposition 9.9e)",
                        witness=[block_values(g, n) for g in maps], facts=facts)
 
 

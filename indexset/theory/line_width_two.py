@@ -39,11 +39,11 @@ def three_blocks(target: LineMap) -> list | None:
     Only for F meeting :func:`applies`.
     """
     for x0 in _turns(target):
-        left, right = _sides(target, x0)
+        left, right = sides(target, x0)
         theta = matching(left, right, None)
         if theta is None or _inner_kinks(theta, None) > 1:
             continue
-        for first, half in _folds(x0, theta, left, right):
+        for first, half in folds(x0, theta, left, right):
             if block_values(first, 2) is None:
                 continue
             rest = _second_and_third(half)
@@ -58,12 +58,12 @@ def three_blocks(target: LineMap) -> list | None:
 def _second_and_third(half: LineMap) -> tuple | None:
     """g_2, g_3 of width 2 with g_3 ∘ g_2 = K on [0, ∞): g_2 folds at a turn c of K inside (0, ∞) (Theorem 9.21's second step)."""
     for c in (t for t in _turns(half) if t > 0):
-        left, right = _sides(half, c)
+        left, right = sides(half, c)
         theta = matching(left, right, c)
         if theta is None or _inner_kinks(theta, c) > 1:
             continue
         for second, third in _second_candidates(c, theta, left, right):
-            third = _half_line(third)
+            third = half_line(third)
             if block_values(second, 2) is not None and block_values(third, 2) is not None:
                 return second, third
     return None
@@ -128,7 +128,7 @@ def _turns(phi: LineMap) -> list:
     return [t for j, t in enumerate(phi.breakpoints) if phi.slopes[j] * phi.slopes[j + 1] < 0]
 
 
-def _sides(phi: LineMap, x0: Fraction) -> tuple:
+def sides(phi: LineMap, x0: Fraction) -> tuple:
     """phi read outward from x0: u ↦ phi(x0 − u) and v ↦ phi(x0 + v)."""
     left = LineMap.sampled([x0 - b for b in phi.breakpoints], lambda u: phi(x0 - u))
     right = LineMap.sampled([b - x0 for b in phi.breakpoints], lambda v: phi(x0 + v))
@@ -171,13 +171,13 @@ def _fold_at(x0: Fraction, inner: LineMap, mirrored: bool) -> LineMap:
     return LineMap.sampled(points, lambda x: x - x0 if x >= x0 else inner(x0 - x))
 
 
-def _folds(x0: Fraction, theta: LineMap, left: LineMap, right: LineMap):
+def folds(x0: Fraction, theta: LineMap, left: LineMap, right: LineMap):
     """g_1's two folds at x0 (Theorem 9.21's first step), each with the half K = F read through it on [0, ∞)."""
     yield _fold_at(x0, theta, mirrored=False), right
     yield _fold_at(x0, theta.inverse(), mirrored=True), left
 
 
-def _half_line(phi: LineMap) -> LineMap:
+def half_line(phi: LineMap) -> LineMap:
     """phi on [0, ∞), continued linearly below 0."""
     kept = [t for t in phi.breakpoints if t > 0]
     start = phi.slopes[bisect.bisect_right(phi.breakpoints, Fraction(0))]

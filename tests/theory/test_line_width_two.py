@@ -17,6 +17,7 @@ import numpy as np
 from line_pairs import second_block_for, small_first_blocks, width_two_pair
 from reference import line_equal, line_kinks, stack_point_value
 
+from indexset.budget import Budget
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
@@ -140,3 +141,38 @@ def test_the_brute_force_can_find_three_folds():
 
     target = _pointwise([v(0), v(1), v(Fraction(1, 2))], [Fraction(k, 2) for k in range(-4, 5)])
     assert line_width_two.applies(target) and _brute_force(target) and line_width_two.three_blocks(target) is not None
+
+
+def _free_block(rng, n: int, kinks) -> Instance:
+    """A residual-free block of width n on R breaking at ``kinks`` (integers): two units facing apart at the first, one facing right at
+    each other, random nonzero output weights (so it is not flat left of its kinks)."""
+    up = np.array([[1], [-1]] + [[1]] * (n - 2), dtype=np.int64)
+    b_up = np.array([-kinks[0], kinks[0]] + [-k for k in kinks[1:n - 1]], dtype=np.int64)
+    return Instance(up, rng.choice([-3, -2, -1, 1, 2, 3], size=(1, n)), b_up=b_up, b_down=rng.integers(-3, 4, 1), residual_free=True)
+
+
+def test_a_folding_first_block_gives_witnesses():
+    """Proposition 9.9e: |x − x_0| followed by two residual-free blocks breaking right of 0 is found; every witness the search gives
+    (on planted and on random residual stacks of three blocks) is three blocks of width n composing to F, by the forward pass."""
+    rng = np.random.default_rng(79)
+    found = 0
+    for trial in range(120):
+        n = int(rng.integers(2, 4))
+        if trial % 2 == 0:
+            x0 = int(rng.integers(-2, 3))
+            fold = Instance(np.array([[1], [-1]] + [[1]] * (n - 2)), np.array([[1, 1] + [0] * (n - 2)]),
+                            b_up=np.array([-x0, x0] + [0] * (n - 2)), residual_free=True)
+            blocks = [fold] + [_free_block(rng, n, sorted(rng.choice(np.arange(1, 7), n - 1, replace=False))) for _ in range(2)]
+        else:
+            blocks = [Instance(rng.choice([-2, -1, 1, 2], size=(n, 1)), rng.choice([-3, -2, -1, 1, 2, 3], size=(1, n)),
+                               skip=np.array([[int(rng.choice([-2, -1, 1, 2]))]]), b_up=rng.integers(-4, 5, n),
+                               b_down=rng.integers(-3, 4, 1)) for _ in range(3)]
+        stack = Stack(blocks)
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        maps = line_stacks.fold_first_then(target, n, Budget.of(10, None))
+        if maps is None:
+            continue
+        witness = Stack([block_instance(blocks[0], block_values(g, n), "line") for g in maps])
+        assert all(block_values(g, n) is not None for g in maps) and line_equal(stack, witness)
+        found += 1
+    assert found >= 40, found
