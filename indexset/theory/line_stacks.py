@@ -188,14 +188,15 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
     return LineVerdict(UNKNOWN, why, facts=facts)
 
 
-def fold_first_then(target: LineMap, n: int, clock: Budget) -> list | None:
-    """Proposition 9.9e (witnesses only): a first block folding at a turn of F whose sides match, then F's half as two blocks.
+def fold_first_then(target: LineMap, layers: int, n: int, clock: Budget) -> list | None:
+    """Proposition 9.9e (witnesses only): a first block folding at a turn of F whose sides match, then F's half as L − 1 blocks.
 
     For F with no zero slope: at each turn x_0 with a lap matching θ
     (:func:`line_width_two.matching`), the two folds of
     :func:`line_width_two.folds` that are blocks of width n, and the half
-    they leave, continued linearly, decided as two blocks. Returns the
-    three maps, or None.
+    they leave, continued linearly, as L − 1 blocks (two by :func:`_pair_of`,
+    more by :func:`first_block_then` or this search again). Returns the L
+    maps, or None.
     """
     if any(slope == 0 for slope in target.slopes):
         return None
@@ -205,10 +206,25 @@ def fold_first_then(target: LineMap, n: int, clock: Budget) -> list | None:
         for first, half in (line_width_two.folds(x0, theta, left, right) if theta is not None else ()):
             if clock.expired():
                 return None
-            pair = _pair_of(line_width_two.half_line(half), n, clock, homeomorphic=False) if block_values(first, n) else None
-            if pair is not None and pair[1].after(pair[0]).after(first) == target:
-                return [first, *pair]
+            rest = _rest_of(line_width_two.half_line(half), layers - 1, n, clock) if block_values(first, n) else None
+            if rest is not None and _composed(rest).after(first) == target:
+                return [first, *rest]
     return None
+
+
+def _rest_of(half: LineMap, layers: int, n: int, clock: Budget) -> list | None:
+    """The half a folding first block leaves, as ``layers`` block maps (Proposition 9.9e), or None."""
+    if layers == 2:
+        pair = _pair_of(half, n, clock, homeomorphic=False)
+        return None if pair is None else list(pair)
+    return first_block_then(half, layers, n, clock) or fold_first_then(half, layers, n, clock)
+
+
+def _composed(maps: list) -> LineMap:
+    result = maps[0]
+    for phi in maps[1:]:
+        result = phi.after(result)
+    return result
 
 
 def _three_width_two(target: LineMap, facts: dict) -> LineVerdict:
@@ -248,12 +264,12 @@ def _regrouped(stack, n: int, clock: Budget, facts: dict) -> LineVerdict | None:
         return LineVerdict(ABSORBABLE, f"an increasing first block breaking at {facts['first_block']} with F's ratios there, then F "
                                        f"read through it as {layers - 1} residual-free blocks (Proposition 9.9d)",
                            witness=[block_values(g, n) for g in maps], facts=facts)
-    maps = fold_first_then(target, n, clock) if layers == 3 else None
+    maps = fold_first_then(target, layers, n, clock)
     if maps is None:
         return None
     facts["folding_first_block"] = [str(t) for t in maps[0].breakpoints]
     return LineVerdict(ABSORBABLE, f"a first block folding at a turn of F whose sides match (breakpoints {facts['folding_first_block']}), "
-                                   "then the half of F it leaves as 2 residual-free blocks (Proposition 9.9e)",
+                                   f"then the half of F it leaves as {layers - 1} residual-free blocks (Proposition 9.9e)",
                        witness=[block_values(g, n) for g in maps], facts=facts)
 
 

@@ -152,8 +152,8 @@ def _free_block(rng, n: int, kinks) -> Instance:
 
 
 def test_a_folding_first_block_gives_witnesses():
-    """Proposition 9.9e: |x − x_0| followed by two residual-free blocks breaking right of 0 is found; every witness the search gives
-    (on planted and on random residual stacks of three blocks) is three blocks of width n composing to F, by the forward pass."""
+    """Proposition 9.9e: |x − x_0| followed by two (or three) residual-free blocks breaking right of 0 is found; every witness the
+    search gives (on planted and on random residual stacks) is blocks of width n composing to F, by the forward pass."""
     rng = np.random.default_rng(79)
     found = 0
     for trial in range(120):
@@ -169,10 +169,22 @@ def test_a_folding_first_block_gives_witnesses():
                                b_down=rng.integers(-3, 4, 1)) for _ in range(3)]
         stack = Stack(blocks)
         target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
-        maps = line_stacks.fold_first_then(target, n, Budget.of(10, None))
+        maps = line_stacks.fold_first_then(target, 3, n, Budget.of(10, None))
         if maps is None:
             continue
         witness = Stack([block_instance(blocks[0], block_values(g, n), "line") for g in maps])
         assert all(block_values(g, n) is not None for g in maps) and line_equal(stack, witness)
         found += 1
     assert found >= 40, found
+    deeper = 0
+    for _ in range(30):  # four blocks: the fold, then three residual-free blocks breaking right of 0
+        n, x0 = 2, int(rng.integers(-2, 3))
+        fold = Instance(np.array([[1], [-1]]), np.array([[1, 1]]), b_up=np.array([-x0, x0]), residual_free=True)
+        stack = Stack([fold] + [_free_block(rng, n, [int(rng.integers(1, 7))]) for _ in range(3)])
+        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        maps = line_stacks.fold_first_then(target, 4, n, Budget.of(10, None))
+        if maps is not None:
+            witness = Stack([block_instance(stack.blocks[0], block_values(g, n), "line") for g in maps])
+            assert line_equal(stack, witness)
+            deeper += 1
+    assert deeper >= 10, deeper
