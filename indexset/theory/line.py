@@ -154,6 +154,13 @@ def preimages(inner: LineMap, t: Fraction, values: list | None = None) -> list:
     return out
 
 
+def half_line(phi: LineMap) -> LineMap:
+    """φ on [0, ∞), continued linearly below 0 with its slope just right of 0 (no breakpoint at 0 or before)."""
+    kept = [t for t in phi.breakpoints if t > 0]
+    start = phi.slopes_at(Fraction(0))[1]
+    return LineMap.sampled(kept, lambda y: phi(y) if y >= 0 else phi(Fraction(0)) + start * y)
+
+
 def block_map(block) -> LineMap:
     """The function of one ReLU block on R (residual or residual-free), exactly."""
     if block.d != 1:

@@ -17,7 +17,7 @@ from fractions import Fraction
 from indexset.budget import Budget
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_regroup, line_stacks, line_turns
-from indexset.theory.line import LineMap, bias_free_values, block_map, line_map
+from indexset.theory.line import LineMap, bias_free_values, block_map, half_line, line_map
 from indexset.theory.line_stacks import WIDTH_ONE, LineVerdict
 
 BIAS_FREE_LINE = "MATH.md §9.5, Theorem 9.15 (the bias-free class on R: F strictly monotone, or two blocks)"
@@ -290,10 +290,8 @@ def _extensions(target: LineMap) -> list:
     and slopes f_0, f_1 of opposite signs, R may add y_1 ≤ 0 with
     R(y_1) = R(v) and slope f_0 f_2 / f_1 left of it (a fold at u).
     """
-    zero = Fraction(0)
     right = [t for t in target.breakpoints if t > 0]
-    start = target.slopes_at(zero)[1]
-    out = [LineMap.sampled(right, lambda x: target(x) if x >= 0 else target(zero) + start * x)]
+    out = [half_line(target)]
     if len(right) == 2:
         u, v = right
         f0, f1 = (target.slopes_at(t)[0] for t in (u, v))

@@ -44,8 +44,9 @@ from indexset.model.instance import Instance, exact_value
 from indexset.model.stack import Stack
 from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels, line_regroup, line_turns, line_width_two
-from indexset.theory.line import LineMap, balanced, block_map, block_values, lift, lifted_width, line_map
+from indexset.theory.line import LineMap, balanced, block_map, block_values, half_line, lift, lifted_width, line_map
 from indexset.theory.line_shares import balancing_ratios, two_extra
+from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -200,13 +201,13 @@ def fold_first_then(target: LineMap, layers: int, n: int, clock: Budget) -> list
     """
     if any(slope == 0 for slope in target.slopes):
         return None
-    for x0 in (t for j, t in enumerate(target.breakpoints) if target.slopes[j] * target.slopes[j + 1] < 0):
+    for x0 in turning_points(target):
         left, right = line_width_two.sides(target, x0)
         theta = line_width_two.matching(left, right, None)
         for first, half in (line_width_two.folds(x0, theta, left, right) if theta is not None else ()):
             if clock.expired():
                 return None
-            rest = _rest_of(line_width_two.half_line(half), layers - 1, n, clock) if block_values(first, n) else None
+            rest = _rest_of(half_line(half), layers - 1, n, clock) if block_values(first, n) else None
             if rest is not None and _composed(rest).after(first) == target:
                 return [first, *rest]
     return None

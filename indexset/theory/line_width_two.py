@@ -22,15 +22,15 @@ import bisect
 import itertools
 from fractions import Fraction
 
-from indexset.theory.line import LineMap, block_values
+from indexset.theory.line import LineMap, block_values, half_line
+from indexset.theory.line_walk import turning_points
 
 THREE_WIDTH_TWO = "MATH.md §9.5, Theorem 9.21 (three blocks of width two on R, the composite turning four times or more, no zero slope)"
 
 
 def applies(target: LineMap) -> bool:
     """Theorem 9.21's hypothesis: no zero slope and at least four turns."""
-    slopes = target.slopes
-    return all(s != 0 for s in slopes) and sum(1 for a, b in itertools.pairwise(slopes) if a * b < 0) >= 4
+    return all(s != 0 for s in target.slopes) and len(turning_points(target)) >= 4
 
 
 def three_blocks(target: LineMap) -> list | None:
@@ -38,7 +38,7 @@ def three_blocks(target: LineMap) -> list | None:
 
     Only for F meeting :func:`applies`.
     """
-    for x0 in _turns(target):
+    for x0 in turning_points(target):
         left, right = sides(target, x0)
         theta = matching(left, right, None)
         if theta is None or _inner_kinks(theta, None) > 1:
@@ -57,7 +57,7 @@ def three_blocks(target: LineMap) -> list | None:
 
 def _second_and_third(half: LineMap) -> tuple | None:
     """g_2, g_3 of width 2 with g_3 ∘ g_2 = K on [0, ∞): g_2 folds at a turn c of K inside (0, ∞) (Theorem 9.21's second step)."""
-    for c in (t for t in _turns(half) if t > 0):
+    for c in (t for t in turning_points(half) if t > 0):
         left, right = sides(half, c)
         theta = matching(left, right, c)
         if theta is None or _inner_kinks(theta, c) > 1:
@@ -124,10 +124,6 @@ def _inner_kinks(theta: LineMap, end: Fraction | None) -> int:
     return sum(1 for t in theta.breakpoints if t > 0 and (end is None or t < end))
 
 
-def _turns(phi: LineMap) -> list:
-    return [t for j, t in enumerate(phi.breakpoints) if phi.slopes[j] * phi.slopes[j + 1] < 0]
-
-
 def sides(phi: LineMap, x0: Fraction) -> tuple:
     """phi read outward from x0: u ↦ phi(x0 − u) and v ↦ phi(x0 + v)."""
     left = LineMap.sampled([x0 - b for b in phi.breakpoints], lambda u: phi(x0 - u))
@@ -137,7 +133,7 @@ def sides(phi: LineMap, x0: Fraction) -> tuple:
 
 def _laps(phi: LineMap, end: Fraction | None) -> list:
     """The maximal intervals of [0, end] on which phi is monotone, as (lo, hi), hi None for an unbounded last one."""
-    turns = [t for t in _turns(phi) if t > 0 and (end is None or t < end)]
+    turns = [t for t in turning_points(phi) if t > 0 and (end is None or t < end)]
     ends = [Fraction(0), *turns]
     return list(zip(ends, [*turns, end]))
 
@@ -175,10 +171,3 @@ def folds(x0: Fraction, theta: LineMap, left: LineMap, right: LineMap):
     """g_1's two folds at x0 (Theorem 9.21's first step), each with the half K = F read through it on [0, ∞)."""
     yield _fold_at(x0, theta, mirrored=False), right
     yield _fold_at(x0, theta.inverse(), mirrored=True), left
-
-
-def half_line(phi: LineMap) -> LineMap:
-    """phi on [0, ∞), continued linearly below 0."""
-    kept = [t for t in phi.breakpoints if t > 0]
-    start = phi.slopes[bisect.bisect_right(phi.breakpoints, Fraction(0))]
-    return LineMap.sampled(kept, lambda y: phi(y) if y >= 0 else phi(Fraction(0)) + start * y)
