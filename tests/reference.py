@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from indexset.exact.verify import verify
+from indexset.theory.line import LineMap
 from indexset.theory.nondegeneracy import find_degeneracy
 
 
@@ -531,6 +532,25 @@ def line_equal(f, g):
     probe = [xs[0] - 1, *xs, xs[-1] + 1]
     blocks_f, blocks_g = list(getattr(f, "blocks", [f])), list(getattr(g, "blocks", [g]))
     return all(_stack_value(blocks_f, x) == _stack_value(blocks_g, x) for x in probe)
+
+
+def line_function(stack):
+    """A ReLU stack's map on R as a LineMap, sampled by the forward pass at every kink ``line_kinks`` finds."""
+    blocks = list(getattr(stack, "blocks", [stack]))
+    return LineMap.sampled(line_kinks(stack), lambda x: stack_point_value(blocks, [x])[0])
+
+
+def values_at_kinks(stack):
+    """A ReLU stack's map on R at every kink (``line_kinks``) and one step beyond the first and the last, by the forward pass."""
+    xs = sorted(set(line_kinks(stack)))
+    xs = [xs[0] - 1, *xs, xs[-1] + 1] if xs else [Fraction(0), Fraction(1)]
+    return [stack_point_value(list(getattr(stack, "blocks", [stack])), [x])[0] for x in xs]
+
+
+def turns_by_values(values):
+    """The turning values of the map through these points (linear between them and beyond): local extrema of the sequence, equal runs merged."""
+    merged = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+    return [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
 
 
 def line_block_absorbs(block):

@@ -18,13 +18,13 @@ import pytest
 from line_pairs import second_block_for, small_first_blocks, width_two_pair
 from line_splits import naive_two_extra
 from one_kink import three_by_brute_force, three_by_forms
-from reference import line_block_absorbs, line_equal, line_kinks, naive_split, naive_two_block, stack_point_value
+from reference import line_block_absorbs, line_equal, line_function, naive_split, naive_two_block, stack_point_value, turns_by_values, values_at_kinks
 
 from indexset.cli.main import main
 from indexset.exact import pwl
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
-from indexset.theory.line import LineMap, line_map
+from indexset.theory.line import line_map
 from indexset.workflows import construct
 
 CLI = [sys.executable, "-m", "indexset"]
@@ -126,7 +126,7 @@ def test_three_bias_free_blocks_through_a_process(tmp_path):
     stack = Stack.load(STACKS / "relu_biasfree_three_d1_n2.npz")
     for block in stack.blocks:  # a bias-free block on R breaks at most at 0 (Theorem 9.15 a); each of these breaks elsewhere
         alone = Stack([block])
-        phi = LineMap.sampled(line_kinks(alone), lambda x, alone=alone: stack_point_value(list(alone.blocks), [x])[0])
+        phi = line_function(alone)
         assert not set(phi.breakpoints) <= {0}
     for witness in (found, STACKS / "relu_biasfree_three_d1_n2_witness.npz"):
         loaded = Stack.load(witness)
@@ -139,12 +139,6 @@ def test_three_bias_free_blocks_through_a_process(tmp_path):
     assert not three_by_forms(phi, np.random.default_rng(0)) and not three_by_brute_force(phi)
 
 
-def _values_at_kinks(stack: Stack) -> list:
-    """The stack's map at its kinks and one step beyond each end, by the forward pass."""
-    xs = sorted(set(line_kinks(stack)))
-    return [stack_point_value(list(stack.blocks), [x])[0] for x in [xs[0] - 1, *xs, xs[-1] + 1]]
-
-
 @pytest.mark.parametrize("name, turning", [("relu_unmatched_not_d1_n2_L3.npz", None), ("relu_turns_not_d1_n2_L3.npz", [-1, 1, -1, 1, -1])])
 def test_turn_examples_through_a_process(name, turning):
     """Propositions 9.20's and Theorem 9.21's bundled examples: exit 1 naming a theorem. By the forward pass, the first has moving ends
@@ -153,9 +147,8 @@ def test_turn_examples_through_a_process(name, turning):
     process = explore(STACKS / name, "--json")
     assert process.returncode == 1, process.stderr
     assert json.loads(process.stdout)["certificate"]["kind"] == "theorem"
-    values = _values_at_kinks(Stack.load(STACKS / name))
-    merged = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
-    turns = [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
+    values = values_at_kinks(Stack.load(STACKS / name))
+    turns = turns_by_values(values)
     assert values[0] != values[1] and values[-1] != values[-2]
     if turning is None:
         assert len(turns) == 2 and turns[0] != turns[1]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from line_pairs import second_block_for
 from one_kink import three_by_brute_force, three_by_forms, two_kink_by_brute_force, two_kink_forms
-from reference import fractions, line_equal, line_kinks, stack_point_value
+from reference import fractions, line_equal, line_function
 
 from indexset.exact.witness import block_instance
 from indexset.model.instance import Instance
@@ -97,7 +97,7 @@ def test_negatives_hold_against_brute_force():
         chain = planted(rng, count, points)
         stack = chain if count == 2 else Stack([chain.blocks[0], chain.blocks[1], chain.blocks[2]])
         verdict = line_bias_free.decide(stack)
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
+        target = line_function(stack)
         kinks = target.breakpoints
         expected_negative = len(kinks) > stack.L or (len(kinks) == stack.L and Fraction(0) not in kinks)
         assert (verdict.status == NOT_ABSORBABLE) == expected_negative, (kinks, verdict.reason)
@@ -133,7 +133,7 @@ def test_two_blocks_planted_and_against_brute_force():
         else:
             stack = Stack([residual_block(LineMap.of((Fraction(int(rng.integers(-2, 3))),), tuple(rng.choice(small, 2)),
                                                      Fraction(int(rng.integers(-3, 4))))) for _ in range(2)])
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(stack.blocks, [x])[0])
+        target = line_function(stack)
         if target.strictly_monotone() or all(s == 0 for s in target.slopes):
             continue
         verdict = line_bias_free.decide(stack)
@@ -207,11 +207,6 @@ def _two_kink_block(rng) -> Instance:
                     b_up=np.array([-int(t) for t in kinks]), b_down=np.array([int(rng.integers(-3, 4))]), denominator=1)
 
 
-def _composite(stack: Stack) -> LineMap:
-    """The stack's function by the independent forward pass, sampled at the reference kink finder's points."""
-    return LineMap.sampled(line_kinks(stack), lambda x: stack_point_value(list(stack.blocks), [x])[0])
-
-
 def test_bias_free_stacks_break_at_most_two_to_the_L_minus_one_times():
     """Proposition 9.15b: planted bias-free stacks (L = 3, 4) never exceed 2^L − 1 breakpoints and are never proven not absorbable;
     residual stacks of three blocks beyond the bound are, with the proposition named."""
@@ -220,13 +215,13 @@ def test_bias_free_stacks_break_at_most_two_to_the_L_minus_one_times():
     for layers in (3, 4):
         for _ in range(60):
             stack = Stack([residual_block(_two_piece(rng)) for _ in range(layers)])
-            m = len(_composite(stack).breakpoints)
+            m = len(line_function(stack).breakpoints)
             assert m <= 2 ** layers - 1
             reached += m == 2 ** layers - 1
             assert line_bias_free.decide(stack).status != NOT_ABSORBABLE
         for _ in range(150 if layers == 3 else 0):  # residual blocks breaking twice: past the bound now and then
             stack = Stack([_two_kink_block(rng) for _ in range(layers)])
-            if len(_composite(stack).breakpoints) > 2 ** layers - 1:
+            if len(line_function(stack).breakpoints) > 2 ** layers - 1:
                 verdict = line_bias_free.decide(stack)
                 assert verdict.status == NOT_ABSORBABLE and verdict.theorem == line_bias_free.BIAS_FREE_COUNT
                 proven += 1
@@ -277,14 +272,14 @@ def test_past_two_to_the_L_minus_one_breakpoints_the_first_bias_free_block_folds
         pieces = [tuple(Fraction(int(v)) for v in rng.choice([-2, -1, 1, 2, 3], 2)) for _ in range(3)]
         values = [Fraction(int(v)) for v in rng.integers(-3, 4, 3)]
         stack = Stack([residual_block(LineMap.of((Fraction(0),), slopes, value)) for slopes, value in zip(pieces, values)])
-        target = _composite(stack)
+        target = line_function(stack)
         if len(target.breakpoints) > 4:
             ratio = pieces[0][1] / pieces[0][0]  # the first block's slopes right / left of 0
             assert ratio < 0 and all(target(x) == target(ratio * x) for x in (Fraction(k, 3) for k in range(0, 60)))
             planted_past += 1
     for _ in range(400):
         stack = Stack([_two_kink_block(rng) for _ in range(3)])
-        target = _composite(stack)
+        target = line_function(stack)
         if not 4 < len(target.breakpoints) <= 7 or target.strictly_monotone():
             continue
         verdict = line_bias_free.decide(stack)
@@ -302,7 +297,7 @@ def test_a_monotone_first_block_gives_bias_free_witnesses():
     found = 0
     for _ in range(150):
         stack = Stack([residual_block(_two_piece(rng, Fraction(int(rng.integers(-2, 3))))) for _ in range(4)])
-        if _composite(stack).strictly_monotone():
+        if line_function(stack).strictly_monotone():
             continue
         verdict = line_bias_free.decide(stack)
         if verdict.status == ABSORBABLE and verdict.facts.get("witness_search") == "first block":
@@ -415,7 +410,7 @@ def test_three_bias_free_blocks_are_decided():
             stack = Stack([_two_kink_block(rng) for _ in range(3)])
         else:
             stack = Stack([_residual_any(_grid_map(rng, Fraction(int(rng.integers(-2, 3))))) for _ in range(3)])
-        target = _composite(stack)
+        target = line_function(stack)
         if target.strictly_monotone():
             continue
         verdict = line_bias_free.decide(stack)

@@ -9,29 +9,14 @@ sequence of values at the breakpoints and one step beyond each end.
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
 
 import numpy as np
-from reference import line_kinks, stack_point_value
+from reference import line_function, turns_by_values, values_at_kinks
 
 from indexset.model.instance import Instance
 from indexset.model.stack import Stack
 from indexset.result import NOT_ABSORBABLE
 from indexset.theory import line_bias_free, line_stacks, line_turns
-from indexset.theory.line import LineMap
-
-
-def _values_at_kinks(stack: Stack) -> list:
-    """F at its kinks and one step beyond the first and the last, by the forward pass."""
-    xs = sorted(set(line_kinks(stack)))
-    xs = [xs[0] - 1, *xs, xs[-1] + 1] if xs else [Fraction(0), Fraction(1)]
-    return [stack_point_value(list(stack.blocks), [x])[0] for x in xs]
-
-
-def turns_by_values(values: list) -> list:
-    """The turning values of the map through these points (linear between them and beyond): local extrema of the sequence, equal runs merged."""
-    merged = [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
-    return [b for a, b, c in zip(merged, merged[1:], merged[2:]) if (b - a) * (c - b) < 0]
 
 
 def _free_block(rng, n: int) -> Instance:
@@ -52,8 +37,8 @@ def test_turning_values_match_the_values_reference():
     for _ in range(120):
         n = int(rng.integers(1, 4))
         stack = Stack([_residual_block(rng, n) for _ in range(int(rng.integers(1, 4)))])
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
-        assert line_turns.turning_values(target) == turns_by_values(_values_at_kinks(stack))
+        target = line_function(stack)
+        assert line_turns.turning_values(target) == turns_by_values(values_at_kinks(stack))
 
 
 def test_residual_free_stacks_stay_within_the_bounds():
@@ -64,17 +49,17 @@ def test_residual_free_stacks_stay_within_the_bounds():
     for _ in range(300):
         n, layers = int(rng.integers(1, 5)), int(rng.integers(1, 5))
         stack = Stack([_free_block(rng, n) for _ in range(layers)])
-        values = turns_by_values(_values_at_kinks(stack))
+        values = turns_by_values(values_at_kinks(stack))
         tau = line_turns.block_turns(n)
         assert len(values) <= (tau + 1) ** layers - 1 and len(set(values)) <= layers * tau, (n, layers, values)
         if layers == 1 and len(values) == tau and n == 2:
             reached.add(n)
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        target = line_function(stack)
         assert line_turns.ruled_out(target, layers=layers, per_block=tau) is None
         if layers >= 3 and n >= 2 and not target.strictly_monotone():
             assert line_stacks.decide(stack, time_limit=5).theorem != line_turns.TURNS
     three = Instance(np.array([[-1], [1], [1]]), np.array([[-2, -6, 5]]), b_up=np.array([3, -1, -2]), residual_free=True)
-    if len(turns_by_values(_values_at_kinks(Stack([three])))) == line_turns.block_turns(3):
+    if len(turns_by_values(values_at_kinks(Stack([three])))) == line_turns.block_turns(3):
         reached.add(3)
     assert reached == {2, 3}, reached
 
@@ -85,7 +70,7 @@ def test_residual_stacks_past_the_bounds_are_proven_not_absorbable():
     proven = 0
     for _ in range(1200):
         stack = Stack([_residual_block(rng, 2) for _ in range(3)])
-        values = turns_by_values(_values_at_kinks(stack))
+        values = turns_by_values(values_at_kinks(stack))
         if len(values) > 7 or len(set(values)) > 3:
             verdict = line_stacks.decide(stack, time_limit=5)
             assert verdict.status == NOT_ABSORBABLE, verdict.reason
@@ -111,7 +96,7 @@ def test_bias_free_stacks_of_four_with_more_than_four_turning_values_are_ruled_o
     proven, spared = 0, 0
     for _ in range(60):
         stack = _zigzag_stack(rng, 4, int(rng.integers(4, 8)))
-        values = set(turns_by_values(_values_at_kinks(stack)))
+        values = set(turns_by_values(values_at_kinks(stack)))
         verdict = line_bias_free.decide(stack, time_limit=5)
         if len(values) > 4:
             assert verdict.status == NOT_ABSORBABLE, verdict.reason
@@ -140,7 +125,7 @@ def test_unmatched_turns_hold_against_the_exact_decisions_and_planted_stacks():
     for _ in range(600):
         layers = int(rng.integers(2, 5))
         planted = Stack([_free_block(rng, 2) for _ in range(layers)])
-        values = _values_at_kinks(planted)
+        values = values_at_kinks(planted)
         assert not unmatched_by_values(values)
         seen["planted"] += len(turns_by_values(values)) >= 2
     for _ in range(200):
@@ -148,11 +133,11 @@ def test_unmatched_turns_hold_against_the_exact_decisions_and_planted_stacks():
                          b_up=np.array([0, 0]), b_down=rng.integers(-3, 4, 1), residual_free=True) for _ in range(3)]
         shifted = [maps[0]] + [Instance(m.W_up, m.W_down, b_up=-m.W_up[:, 0] * int(rng.integers(-2, 3)), b_down=m.b_down,
                                         residual_free=True) for m in maps[1:]]
-        assert not unmatched_by_values(_values_at_kinks(Stack(shifted)))
+        assert not unmatched_by_values(values_at_kinks(Stack(shifted)))
     for _ in range(800):
         layers = 2 + int(rng.integers(0, 2))
         stack = Stack([_residual_block(rng, 2) for _ in range(layers)])
-        if not unmatched_by_values(_values_at_kinks(stack)):
+        if not unmatched_by_values(values_at_kinks(stack)):
             continue
         if layers == 2:
             assert line_stacks.decide(stack, time_limit=10).status == NOT_ABSORBABLE

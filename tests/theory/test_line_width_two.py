@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 from line_pairs import second_block_for, small_first_blocks, width_two_pair
-from reference import line_equal, line_kinks, stack_point_value
+from reference import line_equal, line_function
 
 from indexset.budget import Budget
 from indexset.exact.witness import block_instance
@@ -120,7 +120,7 @@ def test_three_residual_blocks_of_width_two_are_decided():
     seen = {ABSORBABLE: 0, NOT_ABSORBABLE: 0}
     for _ in range(1500):
         stack = Stack([_residual_block(rng) for _ in range(3)])
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        target = line_function(stack)
         if not line_width_two.applies(target):
             continue
         verdict = line_stacks.decide(stack, time_limit=10)
@@ -168,7 +168,7 @@ def test_a_folding_first_block_gives_witnesses():
                                skip=np.array([[int(rng.choice([-2, -1, 1, 2]))]]), b_up=rng.integers(-4, 5, n),
                                b_down=rng.integers(-3, 4, 1)) for _ in range(3)]
         stack = Stack(blocks)
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        target = line_function(stack)
         maps = line_stacks.fold_first_then(target, 3, n, Budget.of(10, None))
         if maps is None:
             continue
@@ -181,7 +181,7 @@ def test_a_folding_first_block_gives_witnesses():
         n, x0 = 2, int(rng.integers(-2, 3))
         fold = Instance(np.array([[1], [-1]]), np.array([[1, 1]]), b_up=np.array([-x0, x0]), residual_free=True)
         stack = Stack([fold] + [_free_block(rng, n, [int(rng.integers(1, 7))]) for _ in range(3)])
-        target = LineMap.sampled(line_kinks(stack), lambda x, stack=stack: stack_point_value(list(stack.blocks), [x])[0])
+        target = line_function(stack)
         maps = line_stacks.fold_first_then(target, 4, n, Budget.of(10, None))
         if maps is not None:
             witness = Stack([block_instance(stack.blocks[0], block_values(g, n), "line") for g in maps])
