@@ -46,7 +46,6 @@ from indexset.result import ABSORBABLE, NOT_ABSORBABLE, UNKNOWN
 from indexset.theory import line_folds, line_levels, line_regroup, line_turns, line_width_two
 from indexset.theory.line import LineMap, balanced, block_map, block_values, half_line, lift, lifted_width, line_map
 from indexset.theory.line_shares import balancing_ratios, two_extra
-from indexset.theory.line_walk import turning_points
 
 THEOREM = "MATH.md §9.5, Theorem 9.6 (stacks on R with a strictly monotone composite)"
 WIDTH_ONE = "MATH.md §9.5, Corollary 9.8 (width one on R)"
@@ -192,24 +191,20 @@ def _folding(stack, target: LineMap, n: int, clock: Budget, facts: dict) -> Line
 def fold_first_then(target: LineMap, layers: int, n: int, clock: Budget) -> list | None:
     """Proposition 9.9e (witnesses only): a first block folding at a turn of F whose sides match, then F's half as L − 1 blocks.
 
-    For F with no zero slope: at each turn x_0 with a lap matching θ
-    (:func:`line_width_two.matching`), the two folds of
-    :func:`line_width_two.folds` that are blocks of width n, and the half
-    they leave, continued linearly, as L − 1 blocks (two by :func:`_pair_of`,
-    more by :func:`first_block_then` or this search again). Returns the L
-    maps, or None.
+    For F with no zero slope: each fold of :func:`line_width_two.first_folds`
+    that is a block of width n, and the half it leaves, continued linearly,
+    as L − 1 blocks (two by :func:`_pair_of`, more by
+    :func:`first_block_then` or this search again). Returns the L maps, or
+    None.
     """
     if any(slope == 0 for slope in target.slopes):
         return None
-    for x0 in turning_points(target):
-        left, right = line_width_two.sides(target, x0)
-        theta = line_width_two.matching(left, right, None)
-        for first, half in (line_width_two.folds(x0, theta, left, right) if theta is not None else ()):
-            if clock.expired():
-                return None
-            rest = _rest_of(half_line(half), layers - 1, n, clock) if block_values(first, n) else None
-            if rest is not None and _composed(rest).after(first) == target:
-                return [first, *rest]
+    for first, half in line_width_two.first_folds(target, n):
+        if clock.expired():
+            return None
+        rest = _rest_of(half_line(half), layers - 1, n, clock)
+        if rest is not None and _composed(rest).after(first) == target:
+            return [first, *rest]
     return None
 
 

@@ -38,27 +38,35 @@ def three_blocks(target: LineMap) -> list | None:
 
     Only for F meeting :func:`applies`.
     """
-    for x0 in turning_points(target):
-        left, right = sides(target, x0)
-        theta = matching(left, right, None)
-        if theta is None or _inner_kinks(theta, None) > 1:
-            continue
-        for first, half in folds(x0, theta, left, right):
-            if block_values(first, 2) is None:
-                continue
-            rest = _second_and_third(half)
-            if rest is not None:
-                maps = [first, *rest]
-                if maps[2].after(maps[1]).after(maps[0]) != target:
-                    raise AssertionError("bug: Theorem 9.21's three maps do not compose to F")
-                return maps
+    for first, half in first_folds(target, 2):
+        rest = _second_and_third(half)
+        if rest is not None:
+            maps = [first, *rest]
+            if maps[2].after(maps[1]).after(maps[0]) != target:
+                raise AssertionError("bug: Theorem 9.21's three maps do not compose to F")
+            return maps
     return None
+
+
+def first_folds(target: LineMap, n: int):
+    """Each fold g_1 at a turn of F whose sides match that is a block of width n, with the half K = F read through it on [0, ∞).
+
+    For F with no zero slope (Theorem 9.21's first step): at each turn x_0
+    with a lap matching θ, the two folds of :func:`_folds`. At width 2 a θ
+    breaking twice or more leaves neither a block.
+    """
+    for x0 in turning_points(target):
+        left, right = _sides(target, x0)
+        theta = matching(left, right, None)
+        for first, half in (_folds(x0, theta, left, right) if theta is not None else ()):
+            if block_values(first, n) is not None:
+                yield first, half
 
 
 def _second_and_third(half: LineMap) -> tuple | None:
     """g_2, g_3 of width 2 with g_3 ∘ g_2 = K on [0, ∞): g_2 folds at a turn c of K inside (0, ∞) (Theorem 9.21's second step)."""
     for c in (t for t in turning_points(half) if t > 0):
-        left, right = sides(half, c)
+        left, right = _sides(half, c)
         theta = matching(left, right, c)
         if theta is None or _inner_kinks(theta, c) > 1:
             continue
@@ -124,7 +132,7 @@ def _inner_kinks(theta: LineMap, end: Fraction | None) -> int:
     return sum(1 for t in theta.breakpoints if t > 0 and (end is None or t < end))
 
 
-def sides(phi: LineMap, x0: Fraction) -> tuple:
+def _sides(phi: LineMap, x0: Fraction) -> tuple:
     """phi read outward from x0: u ↦ phi(x0 − u) and v ↦ phi(x0 + v)."""
     left = LineMap.sampled([x0 - b for b in phi.breakpoints], lambda u: phi(x0 - u))
     right = LineMap.sampled([b - x0 for b in phi.breakpoints], lambda v: phi(x0 + v))
@@ -167,7 +175,7 @@ def _fold_at(x0: Fraction, inner: LineMap, mirrored: bool) -> LineMap:
     return LineMap.sampled(points, lambda x: x - x0 if x >= x0 else inner(x0 - x))
 
 
-def folds(x0: Fraction, theta: LineMap, left: LineMap, right: LineMap):
+def _folds(x0: Fraction, theta: LineMap, left: LineMap, right: LineMap):
     """g_1's two folds at x0 (Theorem 9.21's first step), each with the half K = F read through it on [0, ∞)."""
     yield _fold_at(x0, theta, mirrored=False), right
     yield _fold_at(x0, theta.inverse(), mirrored=True), left
