@@ -4,8 +4,9 @@ g_1's slopes are linear forms in positive variables u and g_2's in 1/u;
 Lemma 9.5's condition for a block with n breakpoints is then one
 homogeneous linear equation per subset. :func:`solve` finds positive u
 satisfying every full block's condition, proves there are none, or says
-``undecided`` (both blocks full and two or more variables free, with no
-rational one-variable slice).
+``irrational`` (both blocks full, two or more variables free, and a real
+solution exists but none rational was found: Lemma 9.14b) or
+``undecided`` (no proof either way).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+from indexset.theory import line_positive
 from indexset.theory.line import balanced
+from indexset.theory.line_positive import positive_root
 
-UNDECIDED = "undecided"
+UNDECIDED, IRRATIONAL = "undecided", "irrational"
 
 
 def dedupe(forms: list) -> list:
@@ -51,22 +54,8 @@ def _both_signs(form: tuple) -> bool:
     return any(v > 0 for v in form) and any(v < 0 for v in form)
 
 
-def positive_root(form: tuple) -> tuple | None:
-    """u > 0 with form·u = 0 (form zero or of both signs), else None."""
-    if not any(form):
-        return tuple(Fraction(1) for _ in form)
-    if not _both_signs(form):
-        return None
-    plus = next(i for i, v in enumerate(form) if v > 0)
-    minus = next(i for i, v in enumerate(form) if v < 0)
-    u = [Fraction(1)] * len(form)
-    u[minus] = (sum(abs(v) for i, v in enumerate(form) if i not in (plus, minus)) + 1) / -form[minus]
-    u[plus] = -sum(v * w for i, (v, w) in enumerate(zip(form, u)) if i != plus) / form[plus]
-    return tuple(u)
-
-
-def solve(first: list, second: list, n: int, size: int):
-    """Positive values of the variables making every block with n breakpoints balanced; None, or UNDECIDED."""
+def solve(first: list, second: list, n: int, size: int, tuning: line_positive.PositiveTuning | None = None):
+    """Positive values of the variables making every block with n breakpoints balanced; None, IRRATIONAL or UNDECIDED."""
     full = [len(first) - 1 == n, len(second) - 1 == n]
     if len(first) - 1 > n or len(second) - 1 > n:
         return None
@@ -82,7 +71,7 @@ def solve(first: list, second: list, n: int, size: int):
             if u is not None:
                 return u if full[0] else tuple(1 / v for v in u)
         return None
-    return _both_full(_subset_forms(first), _subset_forms(second), size)
+    return _both_full(_subset_forms(first), _subset_forms(second), size, tuning)
 
 
 def fits_alone(forms: list, n: int) -> bool:
@@ -122,8 +111,8 @@ def middle_slopes(jumps: list, last: Fraction, entry: Fraction, leave: Fraction)
     return free, values
 
 
-def _both_full(first: list, second: list, size: int):
-    """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, or UNDECIDED."""
+def _both_full(first: list, second: list, size: int, tuning: line_positive.PositiveTuning | None = None):
+    """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, IRRATIONAL or UNDECIDED."""
     first = [a for a in first if not any(a) or _both_signs(a)]
     second = [b for b in second if not any(b) or _both_signs(b)]
     if not first or not second:
@@ -143,12 +132,26 @@ def _both_full(first: list, second: list, size: int):
             return (Fraction(1), q)
         common = sorted(q_first & q_second)
         return (Fraction(1), common[0]) if common else None
+    kinds = set()
     for a, b in itertools.product(first, second):
-        # One variable free, the others tied to u_0: a rational solution, if this slice has one.
-        for free in range(size):
-            a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
-            b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
-            found = _both_full([a2], [b2], 2) if (not any(a2) or _both_signs(a2)) and (not any(b2) or _both_signs(b2)) else None
-            if found not in (None, UNDECIDED):
-                return tuple(found[1] if i == free else Fraction(1) for i in range(size))
-    return UNDECIDED
+        sliced = _slice(a, b, size)
+        if sliced is not None:
+            return sliced
+        answer = line_positive.two_full(a, b, tuning)
+        if answer.kind == line_positive.RATIONAL:
+            return answer.u
+        kinds.add(answer.kind)
+    return IRRATIONAL if line_positive.IRRATIONAL in kinds else UNDECIDED if line_positive.OPEN in kinds else None
+
+
+def _slice(a: tuple, b: tuple, size: int) -> tuple | None:
+    """A rational solution with every variable but one equal to u_0, if some such slice has one."""
+    for free in range(size):
+        a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
+        b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
+        if (any(a2) and not _both_signs(a2)) or (any(b2) and not _both_signs(b2)):
+            continue
+        found = _both_full([a2], [b2], 2)
+        if found is not None:
+            return tuple(found[1] if i == free else Fraction(1) for i in range(size))
+    return None

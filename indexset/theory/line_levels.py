@@ -13,10 +13,11 @@ are constant in η except at finitely many *special* values: the search
 tries each, and one *generic* η left free. With the generic levels as
 variables u (h's slope on each run of pieces between them), g_1's slopes
 are linear in u and g_2's in 1/u, so Lemma 9.5's subset condition of a
-block with n breakpoints is one homogeneous linear equation: decided
-exactly, except when both blocks have n breakpoints and two or more levels
-are free (then a rational solution is looked for, and a pair without one
-is *undecided*).
+block with n breakpoints is one homogeneous linear equation. When both
+blocks have n breakpoints and two or more levels are free, the pair of
+equations is decided by :mod:`indexset.theory.line_positive` (Lemma
+9.14b): a rational solution, none, a real one with none rational found
+(*irrational*: a witness exists, with irrational weights), or *undecided*.
 
 Where F is flat on an end piece the walk covers the rest, and g_1 there is
 flat, or goes on into levels no other point reaches, where g_2 is flat, at
@@ -48,12 +49,12 @@ from fractions import Fraction
 
 from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
-from indexset.theory.line_balance import UNDECIDED, critical_ratios, dedupe, fits_alone, forms_at, middle_slopes, solve
+from indexset.theory.line_balance import IRRATIONAL, UNDECIDED, critical_ratios, dedupe, fits_alone, forms_at, middle_slopes, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
 FOUND, NONE, STOPPED = "found", "none", "stopped"
-__all__ = ["FOUND", "NONE", "STOPPED", "UNDECIDED", "Ends", "Level", "TwoBlocks", "levels_of", "two_blocks"]
+__all__ = ["FOUND", "IRRATIONAL", "NONE", "STOPPED", "UNDECIDED", "Ends", "Level", "TwoBlocks", "levels_of", "two_blocks"]
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,12 @@ class TwoBlocks:
     ----------
     status : str
         ``found`` (``maps`` is a witness), ``none`` (no witness exists:
-        Theorem 9.12), ``undecided`` (some leaf is open: two full blocks and
-        two or more free levels with no rational solution and no proof of
-        none, or a range shared by plateau points whose paths the search
-        does not build), or ``stopped`` (the budget ran out).
+        Theorem 9.12), ``irrational`` (no rational witness was found, but
+        a leaf of two full blocks has a real solution, so a witness with
+        irrational slope ratios exists: Lemma 9.14b), ``undecided`` (some
+        leaf is open: two full blocks and two or more free levels with no
+        proof either way, or a range shared by plateau points whose paths
+        the search does not build), or ``stopped`` (the budget ran out).
     maps : tuple or None
         ``(g_1, g_2)`` as LineMaps, g_2 ∘ g_1 = F, each a residual-free
         block of width n.
@@ -165,6 +168,8 @@ class TwoBlocks:
         Ratio assignments checked.
     undecided : int
         Leaves left undecided.
+    irrational : int
+        Leaves with a real solution and no rational one found.
     shared : int
         Leaves left open by a range that plateau points share (Lemma 9.18).
     turning_points : int
@@ -176,6 +181,7 @@ class TwoBlocks:
     turning: tuple = ()
     leaves: int = 0
     undecided: int = 0
+    irrational: int = 0
     shared: int = 0
     turning_points: int = 0
 
@@ -224,7 +230,7 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
     clock = clock or Budget.of()
     reduced, points = collapsed.reduced, set(collapsed.points())
     turns = turning_points(reduced)
-    tally = {"leaves": 0, "undecided": 0, "shared": 0, "turning_points": len(turns)}
+    tally = {"leaves": 0, "undecided": 0, "irrational": 0, "shared": 0, "turning_points": len(turns)}
     for size in range(min(n, len(turns)) + 1):
         for turning in itertools.combinations(turns, size):
             fold = level_map(reduced, turning, collapsed.domain)
@@ -236,11 +242,14 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
                 answer = search.run()
                 tally["leaves"] += search.leaves
                 tally["undecided"] += search.undecided
+                tally["irrational"] += search.irrational
                 tally["shared"] += search.shared
                 if answer is not None:
                     return TwoBlocks(FOUND, answer, tuple(collapsed.expand(t) for t in turning), **tally)
                 if clock.expired():
                     return TwoBlocks(STOPPED, **tally)
+    if tally["irrational"]:
+        return TwoBlocks(IRRATIONAL, **tally)
     open_cases = tally["undecided"] or tally["shared"]
     return TwoBlocks(UNDECIDED if open_cases else NONE, **tally)
 
@@ -340,7 +349,7 @@ class _LevelSearch:
         for i in range(len(self.options) - 1, -1, -1):
             a, b = self.floor[i + 1]
             self.floor[i] = (a + min(c.first for c in self.options[i]), b + min(c.second for c in self.options[i]))
-        self.leaves = self.undecided = self.shared = 0
+        self.leaves = self.undecided = self.irrational = self.shared = 0
 
     def run(self) -> tuple | None:
         problem, ends = self.problem, self.problem.ends
@@ -369,7 +378,10 @@ class _LevelSearch:
             # One more breakpoint fills g_1: one path of two kinks, its middle slope held by the subset condition.
             return self._middle(shape, first, second, shape.kinked(chosen), exact=not shape.flat_turns(chosen))
         values = solve(first, second, self.n, shape.size)
-        if values == UNDECIDED:
+        if values == IRRATIONAL and not self.problem.collapsed.plateaus:
+            self.irrational += 1  # a real witness exists (Lemma 9.14b): no plateau point needs a fit
+            return None
+        if values in (UNDECIDED, IRRATIONAL):
             self.undecided += 1
             return None
         found = None if values is None else shape.witness(values, self.n, more_kinks)

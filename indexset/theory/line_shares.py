@@ -20,7 +20,7 @@ import itertools
 import math
 from fractions import Fraction
 
-from indexset.theory.line_balance import positive_root
+from indexset.theory.line_positive import positive_root
 
 
 def slot_forms(ratios, slots) -> frozenset:

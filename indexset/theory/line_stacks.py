@@ -342,10 +342,17 @@ def _two_blocks(target: LineMap, n: int, clock: Budget, facts: dict) -> LineVerd
     if found.status == line_levels.STOPPED:
         return LineVerdict(UNKNOWN, f"the search of Theorem 9.12 stopped ({clock.halt_reason()}) after {found.leaves} ratio "
                                     "assignments", facts=facts)
+    if found.status == line_levels.IRRATIONAL:
+        facts.update(irrational_assignments=found.irrational)
+        return LineVerdict(UNKNOWN, f"F equals two residual-free blocks of width {n} on R, but only with irrational slope ratios "
+                                    f"found: in {found.irrational} ratio assignments both blocks have n = {n} breakpoints and their "
+                                    "two subset conditions have a real positive solution and no rational one was found (Theorem "
+                                    "9.12, Lemma 9.14b); the exact check works over the rationals, so no witness is reported",
+                           facts=facts)
     parts = []
     if found.undecided:
         parts.append(f"{found.undecided} ratio assignments have both blocks with n = {n} breakpoints and two or more free level "
-                     "ratios, with no rational solution found and none ruled out")
+                     "ratios, with neither a Pólya certificate nor a sign change of the second condition (Lemma 9.14b)")
     if found.shared:
         parts.append(f"{found.shared} ratio assignments have flat pieces of F sharing one range of levels where g_2 is flat, "
                      "with paths the search does not decide (two or more bent at once, or two or more free level ratios; Lemma 9.18)")
