@@ -51,6 +51,7 @@ from indexset.budget import Budget
 from indexset.theory.line import LineMap, block_values, preimages
 from indexset.theory.line_balance import IRRATIONAL, UNDECIDED, critical_ratios, dedupe, fits_alone, forms_at, middle_slopes, solve
 from indexset.theory.line_plateaus import Collapsed, collapse, uncollapse
+from indexset.theory.line_positive import PositiveTuning
 from indexset.theory.line_walk import Folding, level_map, turning_points
 
 FOUND, NONE, STOPPED = "found", "none", "stopped"
@@ -206,7 +207,7 @@ class Ends:
         return [side for side in ("left", "right") if getattr(self, side) == "free"]
 
 
-def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlocks:
+def two_blocks(target: LineMap, n: int, clock: Budget | None = None, tuning: PositiveTuning | None = None) -> TwoBlocks:
     """Decide whether F = ``target`` equals g_2 ∘ g_1 for residual-free ReLU blocks of width n ≥ 2 on R.
 
     Parameters
@@ -217,6 +218,8 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
         The width, at least 2.
     clock : Budget, optional
         Deadline and stop request; past it the answer is ``stopped``.
+    tuning : PositiveTuning, optional
+        Budgets of Lemma 9.14b's decision at leaves with two full blocks.
 
     Returns
     -------
@@ -238,7 +241,7 @@ def two_blocks(target: LineMap, n: int, clock: Budget | None = None) -> TwoBlock
                 continue
             levels = levels_of(fold, points)
             for ends in end_options(fold, points):
-                search = _LevelSearch(_Problem(collapsed, target, fold, levels, ends), n, clock)
+                search = _LevelSearch(_Problem(collapsed, target, fold, levels, ends), n, clock, tuning)
                 answer = search.run()
                 tally["leaves"] += search.leaves
                 tally["undecided"] += search.undecided
@@ -341,8 +344,8 @@ class _Problem:
 class _LevelSearch:
     """Depth-first search over η (and the passing plateau point) at each level, pruned by the breakpoint counts."""
 
-    def __init__(self, problem: _Problem, n: int, clock: Budget):
-        self.problem, self.n, self.clock = problem, n, clock
+    def __init__(self, problem: _Problem, n: int, clock: Budget, tuning: PositiveTuning | None):
+        self.problem, self.n, self.clock, self.tuning = problem, n, clock, tuning
         self.options = [level.choices() for level in problem.levels]
         # Fewest breakpoints the levels from i on can add, per block: the pruning bound.
         self.floor = [(0, 0)] * (len(self.options) + 1)
@@ -377,7 +380,7 @@ class _LevelSearch:
         if more_kinks and len(first) == self.n:
             # One more breakpoint fills g_1: one path of two kinks, its middle slope held by the subset condition.
             return self._middle(shape, first, second, shape.kinked(chosen), exact=not shape.flat_turns(chosen))
-        values = solve(first, second, self.n, shape.size)
+        values = solve(first, second, self.n, shape.size, self.tuning)
         if values == IRRATIONAL and not self.problem.collapsed.plateaus:
             self.irrational += 1  # a real witness exists (Lemma 9.14b): no plateau point needs a fit
             return None
