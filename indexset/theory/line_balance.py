@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+from indexset.budget import Budget
 from indexset.theory import line_positive
 from indexset.theory.line import balanced
 from indexset.theory.line_positive import positive_root
@@ -54,8 +55,12 @@ def _both_signs(form: tuple) -> bool:
     return any(v > 0 for v in form) and any(v < 0 for v in form)
 
 
-def solve(first: list, second: list, n: int, size: int, tuning: line_positive.PositiveTuning | None = None):
-    """Positive values of the variables making every block with n breakpoints balanced; None, IRRATIONAL or UNDECIDED."""
+def solve(first: list, second: list, n: int, size: int, tuning: line_positive.PositiveTuning | None = None,
+          clock: Budget | None = None):
+    """Positive values of the variables making every block with n breakpoints balanced; None, IRRATIONAL or UNDECIDED.
+
+    ``clock``: past it the pairs of two full blocks not yet tried leave the answer UNDECIDED.
+    """
     full = [len(first) - 1 == n, len(second) - 1 == n]
     if len(first) - 1 > n or len(second) - 1 > n:
         return None
@@ -71,7 +76,7 @@ def solve(first: list, second: list, n: int, size: int, tuning: line_positive.Po
             if u is not None:
                 return u if full[0] else tuple(1 / v for v in u)
         return None
-    return _both_full(_subset_forms(first), _subset_forms(second), size, tuning)
+    return _both_full(_subset_forms(first), _subset_forms(second), size, tuning, clock)
 
 
 def fits_alone(forms: list, n: int) -> bool:
@@ -111,7 +116,8 @@ def middle_slopes(jumps: list, last: Fraction, entry: Fraction, leave: Fraction)
     return free, values
 
 
-def _both_full(first: list, second: list, size: int, tuning: line_positive.PositiveTuning | None = None):
+def _both_full(first: list, second: list, size: int, tuning: line_positive.PositiveTuning | None = None,
+               clock: Budget | None = None):
     """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, IRRATIONAL or UNDECIDED."""
     first = [a for a in first if not any(a) or _both_signs(a)]
     second = [b for b in second if not any(b) or _both_signs(b)]
@@ -134,6 +140,8 @@ def _both_full(first: list, second: list, size: int, tuning: line_positive.Posit
         return (Fraction(1), common[0]) if common else None
     kinds = set()
     for a, b in itertools.product(first, second):
+        if clock is not None and clock.expired():
+            return IRRATIONAL if line_positive.IRRATIONAL in kinds else UNDECIDED
         sliced = _slice(a, b, size)
         if sliced is not None:
             return sliced

@@ -380,7 +380,7 @@ class _LevelSearch:
         if more_kinks and len(first) == self.n:
             # One more breakpoint fills g_1: one path of two kinks, its middle slope held by the subset condition.
             return self._middle(shape, first, second, shape.kinked(chosen), exact=not shape.flat_turns(chosen))
-        values = solve(first, second, self.n, shape.size, self.tuning)
+        values = solve(first, second, self.n, shape.size, self.tuning, self.clock)
         if values == IRRATIONAL and not self.problem.collapsed.plateaus:
             self.irrational += 1  # a real witness exists (Lemma 9.14b): no plateau point needs a fit
             return None

@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import pytest
 
+from indexset.budget import Budget
 from indexset.theory import line_balance
 from indexset.theory.line_positive import IRRATIONAL, NONE, OPEN, RATIONAL, PositiveTuning, two_full
 
@@ -213,3 +214,20 @@ def answer_balances(first, second, u) -> bool:
         if not any(sum(j for c, j in zip(choice, jumps) if c) == kept[-1] for choice in itertools.product((0, 1), repeat=len(jumps))):
             return False
     return all(v > 0 for v in u)
+
+
+def test_a_stop_request_leaves_two_full_blocks_undecided():
+    """Two full blocks in three variables that have a solution: found with a budget, undecided once a stop is requested."""
+    rng, stopped = random.Random(5), Budget.of(60)
+    stopped.stop.set()
+    tried = 0
+    while tried < 5:
+        first = [tuple(Fraction(rng.randint(-2, 2)) for _ in range(3)) for _ in range(3)]
+        second = [tuple(Fraction(rng.randint(-2, 2)) for _ in range(3)) for _ in range(3)]
+        if any(x == y for x, y in itertools.pairwise(first)) or any(x == y for x, y in itertools.pairwise(second)):
+            continue
+        answer = line_balance.solve(first, second, 2, 3, clock=Budget.of(60))
+        if answer is None:
+            continue
+        tried += 1
+        assert line_balance.solve(first, second, 2, 3, clock=stopped) == line_balance.UNDECIDED
