@@ -17,7 +17,7 @@ from fractions import Fraction
 from indexset.budget import Budget
 from indexset.theory import line_positive
 from indexset.theory.line import balanced
-from indexset.theory.line_positive import positive_root
+from indexset.theory.line_positive import both_signs, positive_root
 
 UNDECIDED, IRRATIONAL = "undecided", "irrational"
 
@@ -48,11 +48,6 @@ def _subset_forms(forms: list) -> list:
                 total = [t + v for t, v in zip(total, jump)]
         out.append(tuple(total))
     return out
-
-
-def _both_signs(form: tuple) -> bool:
-    """Whether the form has a positive and a negative coefficient."""
-    return any(v > 0 for v in form) and any(v < 0 for v in form)
 
 
 def solve(first: list, second: list, n: int, size: int, tuning: line_positive.PositiveTuning | None = None,
@@ -119,8 +114,8 @@ def middle_slopes(jumps: list, last: Fraction, entry: Fraction, leave: Fraction)
 def _both_full(first: list, second: list, size: int, tuning: line_positive.PositiveTuning | None = None,
                clock: Budget | None = None):
     """u > 0 with a·u = 0 for some a in ``first`` and b·(1/u) = 0 for some b in ``second``; None, IRRATIONAL or UNDECIDED."""
-    first = [a for a in first if not any(a) or _both_signs(a)]
-    second = [b for b in second if not any(b) or _both_signs(b)]
+    first = [a for a in first if not any(a) or both_signs(a)]
+    second = [b for b in second if not any(b) or both_signs(b)]
     if not first or not second:
         return None
     if size == 2:
@@ -141,7 +136,8 @@ def _both_full(first: list, second: list, size: int, tuning: line_positive.Posit
     kinds = set()
     for a, b in itertools.product(first, second):
         if clock is not None and clock.expired():
-            return IRRATIONAL if line_positive.IRRATIONAL in kinds else UNDECIDED
+            kinds.add(line_positive.OPEN)  # the pairs not tried
+            break
         sliced = _slice(a, b, size)
         if sliced is not None:
             return sliced
@@ -157,7 +153,7 @@ def _slice(a: tuple, b: tuple, size: int) -> tuple | None:
     for free in range(size):
         a2 = (sum(v for i, v in enumerate(a) if i != free), a[free])
         b2 = (sum(v for i, v in enumerate(b) if i != free), b[free])
-        if (any(a2) and not _both_signs(a2)) or (any(b2) and not _both_signs(b2)):
+        if (any(a2) and not both_signs(a2)) or (any(b2) and not both_signs(b2)):
             continue
         found = _both_full([a2], [b2], 2)
         if found is not None:

@@ -31,8 +31,10 @@ from fractions import Fraction
 
 import flint
 
+from indexset.rational import as_fmpq, as_fraction
+
 RATIONAL, IRRATIONAL, NONE, OPEN = "rational", "irrational", "none", "open"
-__all__ = ["IRRATIONAL", "NONE", "OPEN", "RATIONAL", "PositiveTuning", "TwoFull", "cone_rays", "positive_root", "two_full"]
+__all__ = ["IRRATIONAL", "NONE", "OPEN", "RATIONAL", "PositiveTuning", "TwoFull", "both_signs", "cone_rays", "positive_root", "two_full"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,16 @@ class TwoFull:
     degree: int = -1
 
 
+def both_signs(form: tuple) -> bool:
+    """Whether the form has a positive and a negative coefficient."""
+    return any(v > 0 for v in form) and any(v < 0 for v in form)
+
+
 def positive_root(form: tuple) -> tuple | None:
     """u > 0 with form·u = 0 (form zero or of both signs), else None."""
     if not any(form):
         return tuple(Fraction(1) for _ in form)
-    if not (any(v > 0 for v in form) and any(v < 0 for v in form)):
+    if not both_signs(form):
         return None
     plus = next(i for i, v in enumerate(form) if v > 0)
     minus = next(i for i, v in enumerate(form) if v < 0)
@@ -112,20 +119,23 @@ def _phi(b: tuple, u: tuple) -> Fraction:
     return sum(v / w for v, w in zip(b, u))
 
 
-def _polynomial(b: tuple, rays: list):
-    """P(λ) = Σ_i b_i Π_{j≠i} (Mλ)_j, as a flint polynomial in one variable per ray."""
-    ctx = flint.fmpq_mpoly_ctx.get(("l", len(rays)), "lex")
-    lam = ctx.gens()
-    coords = [sum((flint.fmpq(ray[i].numerator, ray[i].denominator) * g for ray, g in zip(rays, lam)), ctx.constant(0))
-              for i in range(len(b))]
-    total = ctx.constant(0)
+def _cleared(b: tuple, coords: list, constant):
+    """Σ_i b_i Π_{j≠i} coords_j: φ = Σ b_i/u_i times Π_j u_j, for u given by polynomials ``coords``; ``constant`` makes a ring constant."""
+    total = constant(0)
     for i, v in enumerate(b):
-        term = ctx.constant(flint.fmpq(v.numerator, v.denominator))
+        term = constant(as_fmpq(v))
         for j, coord in enumerate(coords):
             if j != i:
                 term = term * coord
         total = total + term
-    return total, ctx
+    return total
+
+
+def _polynomial(b: tuple, rays: list):
+    """P(λ) = Σ_i b_i Π_{j≠i} (Mλ)_j, as a flint polynomial in one variable per ray."""
+    ctx = flint.fmpq_mpoly_ctx.get(("l", len(rays)), "lex")
+    coords = [sum((as_fmpq(ray[i]) * g for ray, g in zip(rays, ctx.gens())), ctx.constant(0)) for i in range(len(b))]
+    return _cleared(b, coords, ctx.constant), ctx
 
 
 def two_full(a: tuple, b: tuple, tuning: PositiveTuning | None = None) -> TwoFull:
@@ -143,17 +153,15 @@ def two_full(a: tuple, b: tuple, tuning: PositiveTuning | None = None) -> TwoFul
     """
     tuning = tuning or PositiveTuning()
     a, b = tuple(map(Fraction, a)), tuple(map(Fraction, b))
-    if not (any(v > 0 for v in a) and any(v < 0 for v in a)) and any(a):
+    if (any(a) and not both_signs(a)) or (any(b) and not both_signs(b)):
         return TwoFull(NONE)
-    if not (any(v > 0 for v in b) and any(v < 0 for v in b)) and any(b):
-        return TwoFull(NONE)
-    if not any(a) or not any(b):
-        # One condition is void: solve the other (a zero b: any point of C; a zero a: u = 1/v with b·v = 0).
-        return TwoFull(RATIONAL, _point(cone_rays(a), [1] * len(cone_rays(a))) if not any(b)
-                       else tuple(1 / v for v in positive_root(b)))
+    if not any(a):
+        # C is the whole orthant: u = 1/v with b·v = 0.
+        return TwoFull(RATIONAL, tuple(1 / v for v in positive_root(b)))
     rays = cone_rays(a)
     poly, ctx = _polynomial(b, rays)
     if poly.is_zero():
+        # b = 0, or φ vanishes on all of C: any point of it.
         return TwoFull(RATIONAL, _point(rays, [1] * len(rays)))
     if len(rays) == 2:
         return _two_rays(poly, rays)
@@ -167,10 +175,10 @@ def _two_rays(poly, rays: list) -> TwoFull:
     """C = {λ₁r₁ + λ₂r₂ : λ > 0}: the positive roots t of P(1, t), exactly (rational ones by factoring)."""
     coefficients = [Fraction(0)] * (poly.total_degree() + 1)
     for (_, e1), c in poly.to_dict().items():
-        coefficients[e1] += Fraction(int(c.p), int(c.q))
-    univariate = flint.fmpq_poly([flint.fmpq(c.numerator, c.denominator) for c in coefficients])
+        coefficients[e1] += as_fraction(c)
+    univariate = flint.fmpq_poly([as_fmpq(c) for c in coefficients])
     for root, _ in univariate.roots():
-        t = Fraction(int(root.p), int(root.q))
+        t = as_fraction(root)
         if t > 0:
             return TwoFull(RATIONAL, _point(rays, [1, t]))
     real = [root.real for factor, _ in univariate.factor()[1] if factor.degree() > 1
@@ -223,20 +231,11 @@ def _sign_change(b: tuple, rays: list, tuning: PositiveTuning) -> TwoFull:
 
 def _rational_root(b: tuple, start: tuple, end: tuple) -> tuple | None:
     """A rational t in (0, 1) with φ((1 − t)·start + t·end) = 0, as the point, or None."""
-    coords = [flint.fmpq_poly([_q(s), _q(e - s)]) for s, e in zip(start, end)]
-    numerator = flint.fmpq_poly([0])
-    for i, v in enumerate(b):
-        term = flint.fmpq_poly([_q(v)])
-        for j, coord in enumerate(coords):
-            if j != i:
-                term = term * coord
-        numerator = numerator + term
+    coords = [flint.fmpq_poly([as_fmpq(s), as_fmpq(e - s)]) for s, e in zip(start, end)]
+    numerator = _cleared(b, coords, lambda c: flint.fmpq_poly([c]))
     for root, _ in numerator.roots():
-        value = Fraction(int(root.p), int(root.q))
+        value = as_fraction(root)
         if 0 < value < 1:
             return tuple((1 - value) * s + value * e for s, e in zip(start, end))
     return None
 
-
-def _q(value: Fraction):
-    return flint.fmpq(value.numerator, value.denominator)
